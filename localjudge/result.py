@@ -1,0 +1,54 @@
+"""Result values: what a scorer returns for one run."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class ScoreResult:
+    """The outcome of scoring one run, with every step's output and prompt kept for audit.
+
+    A run that could not be judged is *unscored*: `score` is None, `error` says why and
+    `raw_output` holds the judge's text that failed, if any. Never a guessed score.
+
+    Attributes:
+        run_id: The run's id, if it had one.
+        scorer: The scorer's name.
+        score: The score in [0, scale], rounded half up to two decimals; None when unscored.
+        reason: A sentence or two explaining the score.
+        preprocess_step_result: Output of the preprocess step (for example the claims).
+        preprocess_prompt: The rendered preprocess prompt (user message).
+        analyze_step_result: Output of the analyze step (the verdicts).
+        analyze_prompt: The rendered analyze prompt.
+        generate_reason_prompt: The rendered reason prompt.
+        prob_score: The score computed from the judge's label probabilities instead of its
+            hard verdicts (same scale and direction); None when the backend gives none.
+        error: Why the run is unscored.
+        raw_output: The judge's raw text for the failed step.
+        new_tokens: Tokens the judge generated for this run, all steps together.
+    """
+
+    run_id: str | None
+    scorer: str
+    score: float | None
+    reason: str | None
+    preprocess_step_result: Any = None
+    preprocess_prompt: str | None = None
+    analyze_step_result: Any = None
+    analyze_prompt: str | None = None
+    generate_reason_prompt: str | None = None
+    prob_score: float | None = None
+    error: str | None = None
+    raw_output: str | None = None
+    new_tokens: int = 0
+
+    @property
+    def scored(self) -> bool:
+        """True when the run got a score."""
+        return self.score is not None
+
+    def to_dict(self) -> dict[str, Any]:
+        """A plain, JSON-serialisable dict of every field."""
+        return asdict(self)

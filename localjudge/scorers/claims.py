@@ -1,0 +1,67 @@
+"""The claim-extraction step shared by the hallucination and faithfulness scorers."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from pydantic import Field
+
+from localjudge.prompting import DATA_NOTE, block, numbered
+from localjudge.runs import Sample
+from localjudge.schemas import MAX_ITEMS, STATEMENT_CHARS, Strict, text
+from localjudge.scorer import LLMStep, State, UnscorableError
+
+
+class Claims(Strict):
+    """Claims extracted from the output (at most MAX_ITEMS)."""
+
+    claims: Annotated[list[text(STATEMENT_CHARS)], Field(max_length=MAX_ITEMS)]  # type: ignore[valid-type]
+
+CLAIMS_SYSTEM = f"""You list the claims a text makes.
+A claim is one statement of fact or speculation, rewritten as a short sentence that stands on its own.
+Rules:
+- Include every factual and speculative claim. Keep numbers, dates and names exactly.
+- Split a compound statement into separate claims.
+- Skip greetings, questions and pure opinions about nothing factual.
+- Add nothing that the text does not say. At most {MAX_ITEMS} claims.
+{DATA_NOTE}
+
+Example (not the text to judge):
+<<<TEXT
+Marie Curie won two Nobel Prizes, in 1903 and 1911, and was probably the greatest scientist ever.
+TEXT>>>
+Answer: {{"claims":["Marie Curie won two Nobel Prizes.","Marie Curie won a Nobel Prize in 1903.","Marie Curie won a Nobel Prize in 1911.","Marie Curie was probably the greatest scientist ever."]}}"""
+
+
+def render_claims(sample: Sample, state: State) -> str:
+    return f"List the claims of this text.\n{block('TEXT', sample.output)}"
+
+
+CLAIMS_STEP = LLMStep(system=CLAIMS_SYSTEM, render=render_claims, schema=Claims)
+
+
+def claims_of(state: State) -> list[str]:
+    """The claims found by the preprocess step."""
+    return list(state["preprocess"]["claims"])
+
+
+def render_claim_check(sample: Sample, state: State) -> str:
+    """User message for verdict steps: the context, then the numbered claims."""
+    claims = claims_of(state)
+    return (
+        f"{block('CONTEXT', chr(10).join(sample.context or ()))}\n"
+        f"Claims to check against the context:\n{numbered(claims)}\n"
+        f"Give exactly {len(claims)} verdicts, one per claim, in order."
+    )
+
+
+def attach_claims(key: str) -> Any:
+    """A step `finish` that checks one verdict per claim and writes each claim into its verdict."""
+
+    def finish(sample: Sample, state: State, parsed: dict[str, Any]) -> dict[str, Any]:
+        claims, verdicts = claims_of(state), parsed["verdicts"]
+        if len(verdicts) != len(claims):
+            raise UnscorableError(f"judge gave {len(verdicts)} verdicts for {len(claims)} claims")
+        return {"verdicts": [{key: c, **v} for c, v in zip(claims, verdicts)]}
+
+    return finish

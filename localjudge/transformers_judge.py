@@ -1,0 +1,182 @@
+"""The transformers + Outlines backend: a locally stored model, greedy, JSON-constrained.
+
+Every prompt of a batch goes through one `model.generate` call. Each row is constrained to its
+own schema by Outlines' llguidance backend: a row-wise logits processor keeps one grammar
+matcher per row, so items needing different schemas (exactly N verdicts for N claims) still
+share one call. Grammars are compiled once per schema per process and reused.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from pydantic import BaseModel
+
+from localjudge.judge import ChatPrompt, Generation
+from localjudge.model_files import check_model_dir
+from localjudge.processor import RowGrammarProcessor
+
+log = logging.getLogger(__name__)
+
+
+def _literal_fields(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> dict[str, tuple[str, ...]]:
+    """Every property of a JSON schema whose values are an enum of strings: name -> labels."""
+    defs = schema.get("$defs", {}) if defs is None else defs
+    found: dict[str, tuple[str, ...]] = {}
+    for name, prop in schema.get("properties", {}).items():
+        if "enum" in prop:
+            found[name] = tuple(prop["enum"])
+        for node in (prop, prop.get("items", {})):
+            if "$ref" in node:
+                found.update(_literal_fields(defs[node["$ref"].rsplit("/", 1)[-1]], defs))
+    return found
+
+
+class TransformersJudge:
+    """A judge backed by a Hugging Face model directory on local disk.
+
+    Args:
+        model_path: A directory holding a transformers model (safetensors weights, config,
+            tokenizer), or a `.gguf` file. Hub ids are refused: nothing is downloaded.
+        device_map: Passed to `from_pretrained` through accelerate: ``"cpu"``, ``"cuda"``,
+            ``"auto"`` (shard a large model over the GPUs and CPU), or a dict. Default: the
+            first GPU if there is one, else the CPU.
+        dtype: ``"auto"`` (the checkpoint's dtype), or a torch dtype name like ``"bfloat16"``.
+        trust_remote_code: Run code shipped with the model. Off unless you opt in.
+        allow_pickle: Accept pickle (`.bin`/`.pt`) weights. Off unless you opt in: loading a
+            pickle can run arbitrary code.
+        threads: torch CPU threads (default: torch's own choice).
+    """
+
+    def __init__(
+        self,
+        model_path: str | Path,
+        *,
+        device_map: str | dict[str, Any] | None = None,
+        dtype: str = "auto",
+        trust_remote_code: bool = False,
+        allow_pickle: bool = False,
+        threads: int | None = None,
+    ) -> None:
+        import outlines
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        files = check_model_dir(model_path, allow_pickle=allow_pickle)
+        if threads:
+            torch.set_num_threads(threads)
+        if device_map is None:
+            device_map = "cuda" if torch.cuda.is_available() else "cpu"
+        common: dict[str, Any] = {"local_files_only": True, "trust_remote_code": trust_remote_code}
+        if files.gguf is not None:
+            common["gguf_file"] = files.gguf.name
+        folder = str(files.directory)
+        self.tokenizer = AutoTokenizer.from_pretrained(folder, **common)
+        self.model = AutoModelForCausalLM.from_pretrained(
+            folder,
+            dtype=dtype if dtype == "auto" else getattr(torch, dtype),
+            device_map=device_map,
+            use_safetensors=None if allow_pickle or files.gguf else True,
+            **common,
+        ).eval()
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.tokenizer.padding_side = "left"  # decoder-only batching pads on the left
+        self.context_window = int(getattr(self.model.config, "max_position_embeddings", 0) or 2**31)
+
+        # Outlines wraps the model; its llguidance backend builds the tokenizer index once.
+        self.outlines_model = outlines.from_transformers(self.model, self.tokenizer)
+        import llguidance.hf
+
+        self._llg_tokenizer = llguidance.hf.from_tokenizer(
+            self.tokenizer, n_vocab=self.model.config.vocab_size
+        )
+        self._grammars: dict[type[BaseModel], tuple[str, dict[str, tuple[str, ...]]]] = {}
+        self._identity = f"{files.directory.name}@{files.fingerprint()}:{self.model.dtype}:greedy"
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    def _grammar(self, schema: type[BaseModel]) -> tuple[str, dict[str, tuple[str, ...]]]:
+        """The llguidance grammar for a schema (compact JSON, no whitespace), built once."""
+        if schema not in self._grammars:
+            import llguidance
+
+            json_schema = schema.model_json_schema()
+            spec = {**json_schema, "x-guidance": {"whitespace_flexible": False}}
+            grammar = llguidance.LLMatcher.grammar_from_json_schema(json.dumps(spec))
+            self._grammars[schema] = (grammar, _literal_fields(json_schema))
+        return self._grammars[schema]
+
+    def render(self, prompt: ChatPrompt) -> str:
+        """The prompt as the model sees it, chat template applied."""
+        return self.tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+
+    def generate(
+        self,
+        prompts: Sequence[ChatPrompt],
+        schemas: Sequence[type[BaseModel]],
+        *,
+        max_new_tokens: int,
+    ) -> list[Generation]:
+        """One batched, greedy, constrained `generate` call for all prompts that fit."""
+        texts = [self.render(p) for p in prompts]
+        lengths = [len(self.tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
+        results: list[Generation | None] = [None] * len(texts)
+        fit = []
+        for i, n in enumerate(lengths):
+            if n + max_new_tokens > self.context_window:
+                results[i] = Generation(
+                    "", error=f"prompt of {n} tokens plus {max_new_tokens} to generate exceeds the "
+                    f"model's context window of {self.context_window} tokens",
+                )
+            else:
+                fit.append(i)
+        if fit:
+            for i, generation in zip(fit, self._generate([texts[i] for i in fit], [schemas[i] for i in fit], max_new_tokens)):
+                results[i] = generation
+        return results  # type: ignore[return-value]
+
+    @torch.inference_mode()
+    def _generate(self, texts: list[str], schemas: list[type[BaseModel]], max_new_tokens: int) -> list[Generation]:
+        from transformers import LogitsProcessorList
+
+        grammars = [self._grammar(s) for s in schemas]
+        processor = RowGrammarProcessor(
+            self._llg_tokenizer, [g for g, _ in grammars], [f for _, f in grammars], self.tokenizer
+        )
+        inputs = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
+        inputs = inputs.to(self.model.device)
+        eos = self.tokenizer.eos_token_id
+        output = self.model.generate(
+            **inputs,
+            logits_processor=LogitsProcessorList([processor]),
+            max_new_tokens=max_new_tokens,
+            do_sample=False,
+            num_beams=1,
+            temperature=None,
+            top_p=None,
+            top_k=None,
+            eos_token_id=eos,
+            pad_token_id=self.tokenizer.pad_token_id,
+        )
+        new = output[:, inputs["input_ids"].shape[1]:].tolist()
+        results = []
+        for row, ids in enumerate(new):
+            finished = eos in ids
+            ids = ids[: ids.index(eos)] if finished else ids
+            results.append(
+                Generation(
+                    text=self.tokenizer.decode(ids, skip_special_tokens=True),
+                    finished=finished,
+                    new_tokens=len(ids) + int(finished),
+                    label_probs=tuple(processor.label_probs[row]),
+                )
+            )
+        return results
+
