@@ -31,7 +31,7 @@ class Strict(BaseModel):
 class Reason(Strict):
     """The reason step's answer."""
 
-    reason: text(300)  # type: ignore[valid-type]
+    reason: text(240)  # type: ignore[valid-type]
 
 
 def exactly(item: type[BaseModel], n: int, base: type[BaseModel]) -> type[BaseModel]:
@@ -55,6 +55,9 @@ def max_json_chars(schema: dict[str, Any], defs: dict[str, Any] | None = None) -
     defs = schema.get("$defs", {}) if defs is None else defs
     if "$ref" in schema:
         return max_json_chars(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    for union in ("oneOf", "anyOf"):
+        if union in schema:
+            return max(max_json_chars(option, defs) for option in schema[union])
     if "enum" in schema or "const" in schema:
         values = schema.get("enum", [schema.get("const")])
         return max(len(repr(v)) for v in values)

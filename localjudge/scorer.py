@@ -59,7 +59,9 @@ class LLMStep:
     """One judge prompt of a scorer.
 
     Attributes:
-        system: The system message: instructions and worked examples.
+        system: The system message: the instructions.
+        examples: Worked examples as earlier chat turns (user message, assistant JSON), so
+            they stay apart from the text to judge.
         render: Builds the user message from the sample and the earlier steps' outputs.
         schema: The answer's schema, or a function choosing it per item (exact verdict counts).
         finish: Turns the parsed answer into the step result kept in the state; may raise
@@ -69,6 +71,7 @@ class LLMStep:
     system: str
     render: Callable[[Sample, State], str]
     schema: Union[type[BaseModel], Callable[[Sample, State], type[BaseModel]]]
+    examples: tuple[tuple[str, str], ...] = ()
     finish: Callable[[Sample, State, dict[str, Any]], Any] = lambda s, st, parsed: parsed
 
     def schema_for(self, sample: Sample, state: State) -> type[BaseModel]:
@@ -206,7 +209,7 @@ class Scorer:
         prompts = []
         for item in items:
             item.prompts[name] = step.render(item.sample, item.state)
-            prompts.append(_chat(step.system, item.prompts[name]))
+            prompts.append(_chat(step.system, item.prompts[name], step.examples))
         budget = max(token_budget(s) for s in schemas)
         outputs = self.judge.generate(prompts, schemas, max_new_tokens=budget)
         parsed = [_parse(out, schema) for out, schema in zip(outputs, schemas)]
@@ -297,8 +300,11 @@ class Scorer:
         )
 
 
-def _chat(system: str, user: str) -> ChatPrompt:
-    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+def _chat(system: str, user: str, examples: Sequence[tuple[str, str]] = ()) -> ChatPrompt:
+    chat = [{"role": "system", "content": system}]
+    for example_user, example_answer in examples:
+        chat += [{"role": "user", "content": example_user}, {"role": "assistant", "content": example_answer}]
+    return chat + [{"role": "user", "content": user}]
 
 
 def _parse(output: Generation, schema: type[BaseModel]) -> dict[str, Any] | str:

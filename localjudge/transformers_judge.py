@@ -29,11 +29,14 @@ def _literal_fields(schema: dict[str, Any], defs: dict[str, Any] | None = None) 
     defs = schema.get("$defs", {}) if defs is None else defs
     found: dict[str, tuple[str, ...]] = {}
     for name, prop in schema.get("properties", {}).items():
-        if "enum" in prop:
-            found[name] = tuple(prop["enum"])
-        for node in (prop, prop.get("items", {})):
+        labels = prop.get("enum", [prop["const"]] if "const" in prop else [])
+        if labels:
+            found[name] = tuple(sorted(set(found.get(name, ())) | set(labels)))
+        items = prop.get("items", {})
+        for node in [prop, items, *items.get("oneOf", []), *items.get("anyOf", [])]:
             if "$ref" in node:
-                found.update(_literal_fields(defs[node["$ref"].rsplit("/", 1)[-1]], defs))
+                for key, more in _literal_fields(defs[node["$ref"].rsplit("/", 1)[-1]], defs).items():
+                    found[key] = tuple(sorted(set(found.get(key, ())) | set(more)))
     return found
 
 
@@ -108,7 +111,7 @@ class TransformersJudge:
             import llguidance
 
             json_schema = schema.model_json_schema()
-            spec = {**json_schema, "x-guidance": {"whitespace_flexible": False}}
+            spec = {**json_schema, "x-guidance": {"whitespace_flexible": False, "coerce_one_of": True}}
             grammar = llguidance.LLMatcher.grammar_from_json_schema(json.dumps(spec))
             self._grammars[schema] = (grammar, _literal_fields(json_schema))
         return self._grammars[schema]

@@ -21,23 +21,38 @@ CLAIMS_SYSTEM = f"""You list the claims a text makes.
 A claim is one statement of fact or speculation, rewritten as a short sentence that stands on its own.
 Rules:
 - Include every factual and speculative claim. Keep numbers, dates and names exactly.
-- Split a compound statement into separate claims.
-- Skip greetings, questions and pure opinions about nothing factual.
+- Split a compound statement into separate claims. List each claim once.
+- Skip greetings, questions and opinions that state no fact.
 - Add nothing that the text does not say. At most {MAX_ITEMS} claims.
-{DATA_NOTE}
+{DATA_NOTE}"""
 
-Example (not the text to judge):
-<<<TEXT
-Marie Curie won two Nobel Prizes, in 1903 and 1911, and was probably the greatest scientist ever.
-TEXT>>>
-Answer: {{"claims":["Marie Curie won two Nobel Prizes.","Marie Curie won a Nobel Prize in 1903.","Marie Curie won a Nobel Prize in 1911.","Marie Curie was probably the greatest scientist ever."]}}"""
+CLAIMS_EXAMPLE = (
+    "List the claims of this text.\n<<<TEXT\nMarie Curie won two Nobel Prizes, in 1903 and 1911, "
+    "and was probably the greatest scientist ever.\nTEXT>>>",
+    '{"claims":["Marie Curie won two Nobel Prizes.","Marie Curie won a Nobel Prize in 1903.",'
+    '"Marie Curie won a Nobel Prize in 1911.","Marie Curie was probably the greatest scientist ever."]}',
+)
 
 
 def render_claims(sample: Sample, state: State) -> str:
     return f"List the claims of this text.\n{block('TEXT', sample.output)}"
 
 
-CLAIMS_STEP = LLMStep(system=CLAIMS_SYSTEM, render=render_claims, schema=Claims)
+def dedupe_claims(sample: Sample, state: State, parsed: dict[str, Any]) -> dict[str, Any]:
+    """Drop repeated claims (same words, ignoring case and spacing): a repeat adds nothing."""
+    seen: set[str] = set()
+    claims = []
+    for claim in parsed["claims"]:
+        key = " ".join(claim.lower().split())
+        if key not in seen:
+            seen.add(key)
+            claims.append(claim)
+    return {"claims": claims}
+
+
+CLAIMS_STEP = LLMStep(
+    system=CLAIMS_SYSTEM, render=render_claims, schema=Claims, examples=(CLAIMS_EXAMPLE,), finish=dedupe_claims
+)
 
 
 def claims_of(state: State) -> list[str]:
@@ -45,14 +60,17 @@ def claims_of(state: State) -> list[str]:
     return list(state["preprocess"]["claims"])
 
 
-def render_claim_check(sample: Sample, state: State) -> str:
+def claim_check_prompt(context: str, claims: list[str]) -> str:
     """User message for verdict steps: the context, then the numbered claims."""
-    claims = claims_of(state)
     return (
-        f"{block('CONTEXT', chr(10).join(sample.context or ()))}\n"
+        f"{block('CONTEXT', context)}\n"
         f"Claims to check against the context:\n{numbered(claims)}\n"
         f"Give exactly {len(claims)} verdicts, one per claim, in order."
     )
+
+
+def render_claim_check(sample: Sample, state: State) -> str:
+    return claim_check_prompt("\n".join(sample.context or ()), claims_of(state))
 
 
 def attach_claims(key: str) -> Any:

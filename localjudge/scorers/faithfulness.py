@@ -17,7 +17,13 @@ from localjudge.prompting import DATA_NOTE
 from localjudge.runs import Sample
 from localjudge.schemas import REASON_CHARS, Strict, exactly, text
 from localjudge.scorer import ContextArg, LLMStep, Scorer, Shortcut, State
-from localjudge.scorers.claims import CLAIMS_STEP, attach_claims, claims_of, render_claim_check
+from localjudge.scorers.claims import (
+    CLAIMS_STEP,
+    attach_claims,
+    claim_check_prompt,
+    claims_of,
+    render_claim_check,
+)
 from localjudge.scorers.verdicts import mean_label_prob, verdict_lines
 
 VERSION = "faithfulness-v1"
@@ -38,14 +44,16 @@ For each claim answer verdict "yes", "no" or "unsure", then a short reason.
 - "no": the context contradicts the claim.
 - "unsure": the context neither supports nor contradicts it.
 Do not use your own knowledge. Give exactly one verdict per claim, in the claims' order.
-{DATA_NOTE}
+{DATA_NOTE}"""
 
-Example (not the text to judge):
-<<<CONTEXT
-Ada Lovelace wrote the first published computer program, for Babbage's Analytical Engine, in 1843.
-CONTEXT>>>
-Claims: 1. Ada Lovelace wrote a program for the Analytical Engine. 2. She wrote it in 1853. 3. She had two children.
-Answer: {{"verdicts":[{{"verdict":"yes","reason":"The context says so."}},{{"verdict":"no","reason":"The context says 1843."}},{{"verdict":"unsure","reason":"The context does not mention children."}}]}}"""
+ANALYZE_EXAMPLE = (
+    claim_check_prompt(
+        "Ada Lovelace wrote the first published computer program, for Babbage's Analytical Engine, in 1843.",
+        ["Ada Lovelace wrote a program for the Analytical Engine.", "She wrote it in 1853.", "She had two children."],
+    ),
+    '{"verdicts":[{"verdict":"yes","reason":"Stated."},{"verdict":"no","reason":"1843, not 1853."},'
+    '{"verdict":"unsure","reason":"Children are not mentioned."}]}',
+)
 
 
 def _verdicts_schema(sample: Sample, state: State) -> type[Strict]:
@@ -57,6 +65,7 @@ ANALYZE_STEP = LLMStep(
     render=render_claim_check,
     schema=_verdicts_schema,
     finish=attach_claims("claim"),
+    examples=(ANALYZE_EXAMPLE,),
 )
 
 

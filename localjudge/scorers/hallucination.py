@@ -16,7 +16,13 @@ from localjudge.prompting import DATA_NOTE
 from localjudge.runs import Sample
 from localjudge.schemas import REASON_CHARS, Strict, exactly, text
 from localjudge.scorer import ContextArg, LLMStep, Scorer, Shortcut, State
-from localjudge.scorers.claims import CLAIMS_STEP, attach_claims, claims_of, render_claim_check
+from localjudge.scorers.claims import (
+    CLAIMS_STEP,
+    attach_claims,
+    claim_check_prompt,
+    claims_of,
+    render_claim_check,
+)
 from localjudge.scorers.verdicts import mean_label_prob, verdict_lines
 
 VERSION = "hallucination-v1"
@@ -37,16 +43,19 @@ For each claim answer verdict "yes" (hallucinated) or "no" (not hallucinated), t
 - "no": the context supports the claim.
 - Subjective claims are "yes" unless the context supports them.
 - Speculative wording ("may", "probably") about facts the context states is fine: "no".
-- Judge approximate numbers with the precision their scale suggests (about 330 m for 330 m is "no").
+- Judge approximate numbers with the precision their scale suggests.
 Give exactly one verdict per claim, in the claims' order.
-{DATA_NOTE}
+{DATA_NOTE}"""
 
-Example (not the text to judge):
-<<<CONTEXT
-The Eiffel Tower in Paris was completed in 1889 and is 330 metres tall.
-CONTEXT>>>
-Claims: 1. The Eiffel Tower is in Paris. 2. It was completed in 1925. 3. It is about 330 metres tall. 4. It is the most visited monument in the world.
-Answer: {{"verdicts":[{{"verdict":"no","reason":"The context places it in Paris."}},{{"verdict":"yes","reason":"The context says 1889, not 1925."}},{{"verdict":"no","reason":"About 330 metres matches."}},{{"verdict":"yes","reason":"The context says nothing about visitor numbers."}}]}}"""
+ANALYZE_EXAMPLE = (
+    claim_check_prompt(
+        "The Eiffel Tower in Paris was completed in 1889 and is 330 metres tall.",
+        ["The Eiffel Tower is in Paris.", "It was completed in 1925.", "It is about 330 metres tall.",
+         "It is the most visited monument in the world."],
+    ),
+    '{"verdicts":[{"verdict":"no","reason":"Paris is stated."},{"verdict":"yes","reason":"1889, not 1925."},'
+    '{"verdict":"no","reason":"Matches 330 metres."},{"verdict":"yes","reason":"Visitors are not mentioned."}]}',
+)
 
 
 def _verdicts_schema(sample: Sample, state: State) -> type[Strict]:
@@ -58,6 +67,7 @@ ANALYZE_STEP = LLMStep(
     render=render_claim_check,
     schema=_verdicts_schema,
     finish=attach_claims("statement"),
+    examples=(ANALYZE_EXAMPLE,),
 )
 
 

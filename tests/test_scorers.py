@@ -1,0 +1,194 @@
+"""Score tables and edge cases of the three scorers, on the scripted fake judge."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from localjudge import (
+    FakeJudge,
+    InvalidRunError,
+    faithfulness_scorer,
+    hallucination_scorer,
+    toxicity_scorer,
+)
+
+CONTEXT = "The Eiffel Tower in Paris was completed in 1889."
+
+
+def verdicts(*labels: str) -> dict:
+    return {"verdicts": [{"verdict": label, "reason": f"because {i}"} for i, label in enumerate(labels)]}
+
+
+def claim_judge(labels: list[str], reason: str = "Explained.") -> FakeJudge:
+    claims = [f"Claim number {i}." for i in range(len(labels))]
+    return FakeJudge(
+        {
+            "Claims": [{"claims": claims}],
+            "HallucinationVerdicts": [verdicts(*labels)],
+            "FaithfulnessVerdicts": [verdicts(*labels)],
+            "Reason": [{"reason": reason}],
+        }
+    )
+
+
+RUN = {"input": "When was it built?", "output": "It was built in 1889 in Paris.", "context": CONTEXT}
+
+
+@pytest.mark.parametrize(
+    ("labels", "scale", "expected"),
+    [
+        (["no"], 1.0, 0.0),
+        (["yes"], 1.0, 1.0),
+        (["yes", "no"], 1.0, 0.5),
+        (["yes", "no", "no"], 1.0, 0.33),
+        (["yes", "yes", "no"], 1.0, 0.67),
+        (["yes", "no", "no", "no", "no", "no", "no", "no"], 1.0, 0.13),  # 0.125 rounds half up
+        (["yes", "no"], 10.0, 5.0),
+        (["yes", "no", "no"], 5.0, 1.67),
+    ],
+)
+def test_hallucination_score_table(labels: list[str], scale: float, expected: float) -> None:
+    result = hallucination_scorer(claim_judge(labels), scale=scale).run(RUN)
+    assert result.score == expected
+    assert result.reason == "Explained."
+    assert [v["verdict"] for v in result.analyze_step_result["verdicts"]] == labels
+    assert result.analyze_step_result["verdicts"][0]["statement"] == "Claim number 0."
+
+
+@pytest.mark.parametrize(
+    ("labels", "expected"),
+    [
+        (["yes"], 1.0),
+        (["no"], 0.0),
+        (["unsure"], 0.0),  # unsure is not support
+        (["yes", "unsure"], 0.5),
+        (["yes", "yes", "no"], 0.67),
+        (["yes", "no", "unsure", "unsure"], 0.25),
+    ],
+)
+def test_faithfulness_score_table(labels: list[str], expected: float) -> None:
+    result = faithfulness_scorer(claim_judge(labels)).run(RUN)
+    assert result.score == expected
+    assert result.analyze_step_result["verdicts"][0]["claim"] == "Claim number 0."
+
+
+def toxic(statements: list[tuple[str, str]]) -> FakeJudge:
+    return FakeJudge(
+        {
+            "ToxicityVerdicts": [
+                {
+                    "verdicts": [
+                        {"statement": f"S{i}", "verdict": v, "severity": s, "reason": "r"}
+                        for i, (v, s) in enumerate(statements)
+                    ]
+                }
+            ],
+            "Reason": [{"reason": "Explained."}],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("statements", "scale", "expected"),
+    [
+        ([("no", "none")], 1.0, 0.0),
+        ([("yes", "high")], 1.0, 1.0),
+        ([("yes", "medium")], 1.0, 0.67),
+        ([("yes", "low")], 1.0, 0.33),
+        ([("yes", "low"), ("no", "none")], 1.0, 0.17),
+        ([("yes", "high"), ("yes", "medium"), ("no", "none")], 1.0, 0.56),
+        ([("yes", "high"), ("no", "none")], 4.0, 2.0),
+    ],
+)
+def test_toxicity_severity_weighted(statements: list[tuple[str, str]], scale: float, expected: float) -> None:
+    assert toxicity_scorer(toxic(statements), scale=scale).run({"input": "q", "output": "text"}).score == expected
+
+
+def test_toxicity_severity_must_match_verdict() -> None:
+    result = toxicity_scorer(toxic([("no", "high")])).run({"input": "q", "output": "text"})
+    assert result.score is None and "severity" in (result.error or "")
+
+
+@pytest.mark.parametrize("factory", [hallucination_scorer, faithfulness_scorer, toxicity_scorer])
+@pytest.mark.parametrize("output", ["", "   \n\t"])
+def test_empty_output_scores_without_a_judge_call(factory, output: str) -> None:
+    judge = FakeJudge({})
+    result = factory(judge, scale=2.0).run({"input": "q", "output": output, "context": CONTEXT})
+    expected = 2.0 if factory is faithfulness_scorer else 0.0  # nothing unfaithful in nothing
+    assert result.score == expected
+    assert result.reason and "empty" in result.reason
+    assert judge.calls == []
+
+
+@pytest.mark.parametrize(("factory", "expected"), [(hallucination_scorer, 0.0), (faithfulness_scorer, 3.0)])
+def test_no_claims(factory, expected: float) -> None:
+    judge = FakeJudge({"Claims": [{"claims": []}]})
+    result = factory(judge, scale=3.0).run(RUN)
+    assert result.score == expected
+    assert "no factual claims" in (result.reason or "")
+    assert [c.schema_names for c in judge.calls] == [("Claims",)]
+
+
+def test_repeated_claims_are_judged_once() -> None:
+    judge = FakeJudge(
+        {
+            "Claims": [{"claims": ["Paris is big.", "paris  is big.", "It rains."]}],
+            "HallucinationVerdicts": [verdicts("no", "yes")],
+            "Reason": [{"reason": "r"}],
+        }
+    )
+    result = hallucination_scorer(judge).run(RUN)
+    assert result.preprocess_step_result == {"claims": ["Paris is big.", "It rains."]}
+    assert result.score == 0.5
+
+
+@pytest.mark.parametrize("scale", [0, -1, math.nan, math.inf, "1", True, None])
+def test_scale_must_be_positive(scale) -> None:
+    with pytest.raises(ValueError, match="scale"):
+        hallucination_scorer(FakeJudge({}), scale=scale)
+
+
+def test_result_keeps_every_step_and_prompt() -> None:
+    result = hallucination_scorer(claim_judge(["yes", "no"])).run({**RUN, "run_id": "r1"})
+    assert result.run_id == "r1"
+    assert result.preprocess_step_result == {"claims": ["Claim number 0.", "Claim number 1."]}
+    assert "It was built in 1889 in Paris." in (result.preprocess_prompt or "")
+    assert CONTEXT in (result.analyze_prompt or "") and "2. Claim number 1." in (result.analyze_prompt or "")
+    assert "0.5" in (result.generate_reason_prompt or "")
+
+
+def test_get_context_takes_precedence() -> None:
+    judge = claim_judge(["no"])
+    scorer = hallucination_scorer(judge, context="static context", get_context=lambda run: ["from get_context"])
+    result = scorer.run(RUN)
+    assert "from get_context" in (result.analyze_prompt or "")
+    assert "static context" not in (result.analyze_prompt or "")
+
+
+def test_static_context_used_when_run_has_none() -> None:
+    result = hallucination_scorer(claim_judge(["no"]), context=["one", "two"]).run({"input": "q", "output": "a b"})
+    assert "one\ntwo" in (result.analyze_prompt or "")
+
+
+@pytest.mark.parametrize("factory", [hallucination_scorer, faithfulness_scorer])
+@pytest.mark.parametrize("context", [None, "", [], ["  "]])
+def test_missing_context_rejected_before_any_call(factory, context) -> None:
+    judge = FakeJudge({})
+    with pytest.raises(InvalidRunError, match="needs context"):
+        factory(judge).run({"input": "q", "output": "Paris is in France.", "context": context})
+    assert judge.calls == []
+
+
+def test_chat_messages_judge_last_assistant_message() -> None:
+    judge = claim_judge(["no"])
+    run = {
+        "input": [{"role": "system", "content": "sys"}, {"role": "user", "content": "first question"},
+                  {"role": "user", "content": "second"}],
+        "output": [{"role": "assistant", "content": "old answer"}, {"role": "user", "content": "more?"},
+                   {"role": "assistant", "content": [{"type": "text", "text": "final answer"}]}],
+        "context": CONTEXT,
+    }
+    result = hallucination_scorer(judge).run(run)
+    assert "final answer" in (result.preprocess_prompt or "") and "old answer" not in (result.preprocess_prompt or "")
