@@ -1,0 +1,295 @@
+"""Dataset-scale evaluation: many rows, several scorers, resumable, in batches.
+
+`evaluate` takes a `datasets.Dataset` (or a list of dicts) and returns it with, per scorer,
+the columns `<name>_score`, `<name>_prob_score`, `<name>_reason`, `<name>_error` and
+`<name>_steps` (JSON of every step's result and prompt), plus a summary. Rows are read once,
+length-sorted within a window of batches (less padding), scored a batch at a time (one judge
+call per scorer step per batch) and returned in input order. The new columns are joined with
+`concatenate_datasets`; nothing goes through `Dataset.map`, so no closure holding the model is
+ever hashed for a fingerprint and no cache file is written.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from localjudge.result import ScoreResult
+from localjudge.runs import Sample
+from localjudge.scorer import Scorer
+from localjudge.store import ResultStore, result_from_dict, result_key
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+log = logging.getLogger(__name__)
+
+WINDOW_BATCHES = 16  # rows are length-sorted within windows of this many batches
+Progress = Callable[[str, int], None]  # (scorer name, rows just finished)
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Which dataset columns hold the run's fields (context and run id are optional)."""
+
+    input: str | None = "input"
+    output: str = "output"
+    context: str | None = "context"
+    run_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ScorerSummary:
+    """Aggregate figures of one scorer over an evaluation."""
+
+    scorer: str
+    mean_score: float | None
+    mean_prob_score: float | None
+    scored: int
+    unscored: int
+    resumed: int
+    seconds: float
+    new_tokens: int
+    oom_backoffs: int = 0
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """The scored dataset, one summary per scorer, and the results as values."""
+
+    dataset: "Dataset"
+    summary: dict[str, ScorerSummary] = field(default_factory=dict)
+    results: dict[str, list[ScoreResult]] = field(default_factory=dict)
+
+
+def to_dataset(data: Any) -> "Dataset":
+    """A `datasets.Dataset` from a Dataset or a list of dicts; empty data is an error."""
+    from datasets import Dataset
+
+    dataset = data if isinstance(data, Dataset) else Dataset.from_list(list(data))
+    if len(dataset) == 0:
+        raise ValueError("the dataset has no rows")
+    return dataset
+
+
+def rows_to_runs(dataset: "Dataset", columns: Columns) -> list[dict[str, Any]]:
+    """Runs (Mastra's shape) from dataset rows; unknown column names are a clear error."""
+    wanted = [c for c in (columns.input, columns.output, columns.context, columns.run_id) if c]
+    missing = [c for c in wanted if c not in dataset.column_names and c != columns.context]
+    if missing:
+        raise ValueError(f"unknown column {missing[0]!r}; the data has: {', '.join(dataset.column_names)}")
+    has_context = columns.context is not None and columns.context in dataset.column_names
+    runs = []
+    for index, row in enumerate(dataset):
+        run = {"input": row[columns.input] if columns.input else "", "output": row[columns.output]}
+        if has_context:
+            run["context"] = row[columns.context]  # type: ignore[index]
+        run["run_id"] = str(row[columns.run_id]) if columns.run_id else str(index)
+        runs.append(run)
+    return runs
+
+
+def evaluate(
+    data: Any,
+    scorers: Sequence[Scorer],
+    *,
+    batch_size: int = 8,
+    columns: Columns = Columns(),
+    store: ResultStore | None = None,
+    shard: tuple[int, int] | None = None,
+    progress: Progress | None = None,
+) -> Evaluation:
+    """Score every row with every scorer.
+
+    Args:
+        data: A `datasets.Dataset` or a list of dicts.
+        scorers: Scorers to run (each on its own judge; they may share one).
+        batch_size: Rows per judge call.
+        columns: Where the input, output, context and run id live.
+        store: Resume log: rows already in it are not scored again; new results are appended
+            as each batch finishes.
+        shard: ``(rank, world)``: score only rows with ``index % world == rank`` (data-parallel
+            ranks); the returned dataset then holds only those rows.
+        progress: Called after each batch with the scorer's name and the rows finished.
+
+    Returns:
+        The input columns plus five columns per scorer, in input order, and a summary.
+    """
+    dataset = to_dataset(data)
+    runs = rows_to_runs(dataset, columns)
+    indices = [i for i in range(len(runs)) if shard is None or i % shard[1] == shard[0]]
+    results, summary = score_runs(
+        runs, scorers, batch_size=batch_size, store=store, indices=indices, progress=progress
+    )
+    columns_out: dict[str, list[Any]] = {}
+    for name, scored in results.items():
+        columns_out.update(_result_columns(name, scored))
+    return Evaluation(_attach(dataset.select(indices) if shard else dataset, columns_out), summary, results)
+
+
+def score_runs(
+    runs: Sequence[Mapping[str, Any]],
+    scorers: Sequence[Scorer],
+    *,
+    batch_size: int = 8,
+    store: ResultStore | None = None,
+    indices: Sequence[int] | None = None,
+    progress: Progress | None = None,
+) -> tuple[dict[str, list[ScoreResult]], dict[str, ScorerSummary]]:
+    """Score runs (dicts in Mastra's shape) with every scorer: the engine under `evaluate`.
+
+    Returns:
+        Per scorer, one result per selected run (input order), and the per-scorer summaries.
+    """
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    names = [s.name for s in scorers]
+    if not scorers or len(set(names)) != len(names):
+        raise ValueError(f"give at least one scorer, each once; got {names}")
+    chosen = list(range(len(runs))) if indices is None else list(indices)
+    done = store.load() if store is not None else {}
+    results: dict[str, list[ScoreResult]] = {}
+    summary: dict[str, ScorerSummary] = {}
+    for scorer in scorers:
+        by_index, summary[scorer.name] = _score(scorer, runs, chosen, done, store, batch_size, progress)
+        results[scorer.name] = [by_index[i] for i in chosen]
+    return results, summary
+
+
+def _score(
+    scorer: Scorer,
+    runs: Sequence[Mapping[str, Any]],
+    indices: list[int],
+    done: Mapping[str, Mapping[str, Any]],
+    store: ResultStore | None,
+    batch_size: int,
+    progress: Progress | None,
+) -> tuple[dict[int, ScoreResult], ScorerSummary]:
+    start = time.perf_counter()
+    results: dict[int, ScoreResult] = {}
+    keys: dict[int, str] = {}
+    pending: list[int] = []
+    for i in indices:
+        try:
+            sample = scorer.sample(runs[i])
+        except Exception as error:  # noqa: BLE001 - invalid rows are recorded, not fatal
+            results[i] = ScoreResult(runs[i].get("run_id"), scorer.name, None, None, error=f"invalid run: {error}")
+            continue
+        keys[i] = result_key(scorer.key, sample)
+        if keys[i] in done:
+            results[i] = result_from_dict(done[keys[i]])
+        else:
+            pending.append(i)
+    resumed = len(indices) - len(pending) - sum(1 for i in indices if i not in keys)
+    if progress and len(indices) > len(pending):
+        progress(scorer.name, len(indices) - len(pending))
+    backoffs = [0]
+    tokens = 0
+    for batch in _batches(pending, runs, batch_size):
+        fresh = _run_with_backoff(scorer, [runs[i] for i in batch], backoffs)
+        store_now = []
+        for i, result in zip(batch, fresh):
+            results[i] = result
+            tokens += result.new_tokens
+            if not (result.error or "").startswith("judge failed"):
+                store_now.append((keys[i], result))
+        if store is not None:
+            store.append(store_now)
+        if progress:
+            progress(scorer.name, len(batch))
+    scored = [results[i] for i in indices if results[i].scored]
+    probs = [r.prob_score for r in scored if r.prob_score is not None]
+    return results, ScorerSummary(
+        scorer=scorer.name,
+        mean_score=round(sum(r.score for r in scored) / len(scored), 4) if scored else None,  # type: ignore[misc]
+        mean_prob_score=round(sum(probs) / len(probs), 4) if probs else None,
+        scored=len(scored),
+        unscored=len(indices) - len(scored),
+        resumed=resumed,
+        seconds=round(time.perf_counter() - start, 3),
+        new_tokens=tokens,
+        oom_backoffs=backoffs[0],
+    )
+
+
+def _batches(pending: list[int], runs: Sequence[Mapping[str, Any]], batch_size: int) -> list[list[int]]:
+    """Batches of row indices, longest first within each window of WINDOW_BATCHES batches."""
+    def size(i: int) -> int:
+        run = runs[i]
+        return len(str(run.get("output", ""))) + len(str(run.get("context", "")))
+
+    window = batch_size * WINDOW_BATCHES
+    batches = []
+    for start in range(0, len(pending), window):
+        chunk = sorted(pending[start:start + window], key=lambda i: (-size(i), i))
+        batches += [chunk[j:j + batch_size] for j in range(0, len(chunk), batch_size)]
+    return batches
+
+
+def _run_with_backoff(scorer: Scorer, runs: Sequence[Mapping[str, Any]], backoffs: list[int]) -> list[ScoreResult]:
+    """`run_batch`, halving the batch on out-of-memory; a judge crash costs only this batch."""
+    try:
+        return scorer.run_batch(runs, on_invalid="record")
+    except Exception as error:  # noqa: BLE001 - one batch must not end the run
+        if type(error).__name__ == "OutOfMemoryError" and len(runs) > 1:
+            backoffs[0] += 1
+            half = len(runs) // 2
+            log.warning("%s: out of memory at batch %d; retrying as %d + %d", scorer.name, len(runs), half, len(runs) - half)
+            _free_accelerator_memory()
+            return _run_with_backoff(scorer, runs[:half], backoffs) + _run_with_backoff(
+                scorer, runs[half:], backoffs
+            )
+        log.exception("%s: judge failed on a batch of %d", scorer.name, len(runs))
+        message = f"judge failed: {type(error).__name__}: {error}"
+        return [ScoreResult(run.get("run_id"), scorer.name, None, None, error=message) for run in runs]
+
+
+def _free_accelerator_memory() -> None:
+    import sys
+
+    torch = sys.modules.get("torch")
+    if torch is not None and torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _result_columns(name: str, results: list[ScoreResult]) -> dict[str, list[Any]]:
+    steps = [
+        json.dumps(
+            {
+                "preprocess": r.preprocess_step_result,
+                "preprocess_prompt": r.preprocess_prompt,
+                "analyze": r.analyze_step_result,
+                "analyze_prompt": r.analyze_prompt,
+                "generate_reason_prompt": r.generate_reason_prompt,
+                "raw_output": r.raw_output,
+                "new_tokens": r.new_tokens,
+            },
+            ensure_ascii=False,
+        )
+        for r in results
+    ]
+    return {
+        f"{name}_score": [r.score for r in results],
+        f"{name}_prob_score": [r.prob_score for r in results],
+        f"{name}_reason": [r.reason for r in results],
+        f"{name}_error": [r.error for r in results],
+        f"{name}_steps": steps,
+    }
+
+
+def _attach(dataset: "Dataset", columns: dict[str, list[Any]]) -> "Dataset":
+    from datasets import Dataset, Features, Value, concatenate_datasets
+
+    features = Features(
+        {name: Value("float64") if name.endswith("score") else Value("string") for name in columns}
+    )
+    extra = Dataset.from_dict(columns, features=features)
+    clash = [c for c in columns if c in dataset.column_names]
+    if clash:
+        dataset = dataset.remove_columns(clash)
+    return concatenate_datasets([dataset, extra], axis=1)
+

@@ -1,0 +1,96 @@
+"""Append-only result logs keyed by content hash: what makes a sweep resumable.
+
+Each finished (row, scorer) pair is one JSON line `{"key", "result"}`, appended and flushed to
+disk (fsync) a batch at a time. The key hashes the scorer's identity (name, prompt version,
+scale, judge model) and the row's judged content, so a rerun skips exactly the work already
+done and a changed prompt or model recomputes. A line cut off by a crash (or any line that does
+not parse) is ignored on load and its row scored again: nothing half-written is ever trusted.
+
+Several processes (ranks of a data-parallel run) each append to their own file in one folder;
+loading reads them all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from localjudge.result import ScoreResult
+from localjudge.runs import Sample
+
+log = logging.getLogger(__name__)
+
+
+def result_key(scorer_key: str, sample: Sample) -> str:
+    """Content hash of a scorer identity and the texts it judges."""
+    payload = json.dumps(
+        [scorer_key, sample.run_id, sample.input, sample.output, sample.context],
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+class ResultStore:
+    """A folder of append-only JSONL logs, one per writer.
+
+    Args:
+        folder: Where the logs live (created if missing).
+        writer: This process's file name stem, e.g. ``"rank-0"``.
+    """
+
+    def __init__(self, folder: str | Path, *, writer: str = "rank-0") -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.path = self.folder / f"{writer}.jsonl"
+        self._repair_tail()
+
+    def _repair_tail(self) -> None:
+        """Cut a partial last line (a crash mid-write) so that new appends start clean."""
+        if not self.path.exists() or self.path.stat().st_size == 0:
+            return
+        with self.path.open("rb+") as handle:
+            data = handle.read()
+            if data.endswith(b"\n"):
+                return
+            cut = data.rfind(b"\n") + 1
+            log.warning("%s: dropping a partial last line (%d bytes) left by a crash", self.path, len(data) - cut)
+            handle.truncate(cut)
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """Every stored result by key, from all writers' logs; unreadable lines are skipped."""
+        found: dict[str, dict[str, Any]] = {}
+        bad = 0
+        for path in sorted(self.folder.glob("*.jsonl")):
+            with path.open("r", encoding="utf-8", errors="replace") as handle:
+                for line in handle:
+                    try:
+                        record = json.loads(line)
+                        found[record["key"]] = record["result"]
+                    except (json.JSONDecodeError, KeyError, TypeError):
+                        bad += 1
+        if bad:
+            log.warning("%s: skipped %d unreadable line(s); those rows will be scored again", self.folder, bad)
+        return found
+
+    def append(self, records: Iterable[tuple[str, ScoreResult]]) -> None:
+        """Append results and force them to disk before returning."""
+        lines = "".join(
+            json.dumps({"key": key, "result": result.to_dict()}, ensure_ascii=False) + "\n"
+            for key, result in records
+        )
+        if not lines:
+            return
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(lines)
+            handle.flush()
+            os.fsync(handle.fileno())
+
+
+def result_from_dict(data: Mapping[str, Any]) -> ScoreResult:
+    """Rebuild a stored result."""
+    return ScoreResult(**data)

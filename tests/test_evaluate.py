@@ -1,0 +1,170 @@
+"""Dataset-scale evaluation, resume store and run_evals on the fake judge."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from localjudge import FakeJudge, toxicity_scorer
+from localjudge.evaluate import Columns, evaluate
+from localjudge.run_evals import run_evals
+from localjudge.store import ResultStore
+
+
+def tox_answer(prompt) -> dict:
+    """Deterministic fake: a response containing 'idiot' is toxic (high), others are not."""
+    response = prompt[-1]["content"].split("<<<RESPONSE\n", 1)[1]
+    toxic = "idiot" in response
+    return {
+        "verdicts": [
+            {"statement": response[:50] or "x", "verdict": "yes" if toxic else "no",
+             "severity": "high" if toxic else "none", "reason": "r"}
+        ]
+    }
+
+
+def tox_judge() -> FakeJudge:
+    return FakeJudge({"ToxicityVerdicts": tox_answer, "Reason": lambda p: {"reason": "ok"}})
+
+
+ROWS = [{"question": f"q{i}", "answer": ("you idiot " if i % 3 == 0 else "fine answer ") * (i + 1)} for i in range(10)]
+COLS = Columns(input="question", output="answer", context=None)
+
+
+def test_evaluate_adds_columns_in_input_order() -> None:
+    judge = tox_judge()
+    ev = evaluate(ROWS, [toxicity_scorer(judge)], batch_size=4, columns=COLS)
+    ds = ev.dataset
+    assert len(ds) == 10 and ds["question"] == [f"q{i}" for i in range(10)]
+    assert ds["toxicity_score"] == [1.0 if i % 3 == 0 else 0.0 for i in range(10)]
+    assert set(ds.column_names) >= {"toxicity_reason", "toxicity_error", "toxicity_steps", "toxicity_prob_score"}
+    assert json.loads(ds["toxicity_steps"][0])["analyze"]["verdicts"][0]["verdict"] == "yes"
+    summary = ev.summary["toxicity"]
+    assert (summary.scored, summary.unscored, summary.mean_score) == (10, 0, 0.4)
+    # 10 rows in batches of 4 -> 3 batches, 2 steps each (analyze, reason)
+    assert [len(c.prompts) for c in judge.calls] == [4, 4, 4, 4, 2, 2]
+
+
+def test_batches_are_length_sorted_within_the_window() -> None:
+    judge = tox_judge()
+    evaluate(ROWS, [toxicity_scorer(judge)], batch_size=4, columns=COLS)
+    first = [p[-1]["content"] for p in judge.calls[0].prompts]
+    assert [len(t) for t in first] == sorted((len(t) for t in first), reverse=True)
+    assert "q8" in first[0]  # the longest answer goes first
+
+
+def test_unknown_column_and_empty_data() -> None:
+    with pytest.raises(ValueError, match="unknown column 'answer'; the data has: question, output"):
+        evaluate([{"question": "q", "output": "x"}], [toxicity_scorer(tox_judge())], columns=COLS)
+    with pytest.raises(ValueError, match="no rows"):
+        evaluate([], [toxicity_scorer(tox_judge())])
+
+
+def test_input_column_is_optional() -> None:
+    ev = evaluate([{"output": "fine"}], [toxicity_scorer(tox_judge())], columns=Columns(input=None))
+    assert ev.dataset["toxicity_score"] == [0.0]
+
+
+def test_bad_rows_are_recorded_not_fatal() -> None:
+    rows = [{"input": "q", "output": "fine"}, {"input": "q", "output": None}, {"input": "q", "output": "you idiot"}]
+    ev = evaluate(rows, [toxicity_scorer(tox_judge())])
+    assert ev.dataset["toxicity_score"] == [0.0, None, 1.0]
+    assert "output is missing" in ev.dataset["toxicity_error"][1]
+
+
+def test_resume_skips_finished_rows_and_gives_the_same_file(tmp_path: Path) -> None:
+    full = evaluate(ROWS, [toxicity_scorer(tox_judge())], batch_size=4, columns=COLS)
+    store = ResultStore(tmp_path / "log")
+    evaluate(ROWS[:6], [toxicity_scorer(tox_judge())], batch_size=4, columns=COLS, store=store)
+    judge = tox_judge()
+    resumed = evaluate(ROWS, [toxicity_scorer(judge)], batch_size=4, columns=COLS, store=ResultStore(tmp_path / "log"))
+    assert sum(len(c.prompts) for c in judge.calls if c.schema_names[0] == "ToxicityVerdicts") == 4
+    assert resumed.summary["toxicity"].resumed == 6
+    assert resumed.dataset.to_list() == full.dataset.to_list()
+
+
+def test_partial_last_line_is_dropped(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "log")
+    evaluate(ROWS[:3], [toxicity_scorer(tox_judge())], columns=COLS, store=store)
+    with store.path.open("a") as handle:
+        handle.write('{"key": "abc", "result": {"run_id"')  # a crash mid-write
+    again = ResultStore(tmp_path / "log")
+    assert len(again.load()) == 3
+    assert again.path.read_text().endswith("\n")
+
+
+def test_corrupted_lines_are_rescored(tmp_path: Path) -> None:
+    store = ResultStore(tmp_path / "log")
+    evaluate(ROWS[:3], [toxicity_scorer(tox_judge())], columns=COLS, store=store)
+    lines = store.path.read_text().splitlines()
+    store.path.write_text("\n".join(["garbage", *lines[1:]]) + "\n")
+    judge = tox_judge()
+    ev = evaluate(ROWS[:3], [toxicity_scorer(judge)], columns=COLS, store=ResultStore(tmp_path / "log"))
+    assert ev.summary["toxicity"].resumed == 2 and ev.summary["toxicity"].scored == 3
+
+
+def test_out_of_memory_halves_the_batch() -> None:
+    class OutOfMemoryError(RuntimeError):
+        pass
+
+    inner = tox_judge()
+
+    class Picky:
+        identity = "picky"
+        calls = 0
+
+        def generate(self, prompts, schemas, *, max_new_tokens):
+            if len(prompts) > 2:
+                raise OutOfMemoryError("CUDA out of memory")
+            return inner.generate(prompts, schemas, max_new_tokens=max_new_tokens)
+
+    ev = evaluate(ROWS[:4], [toxicity_scorer(Picky())], batch_size=4, columns=COLS)
+    assert ev.summary["toxicity"].oom_backoffs == 1 and ev.summary["toxicity"].scored == 4
+
+
+def test_judge_crash_costs_one_batch_and_is_not_stored(tmp_path: Path) -> None:
+    inner = tox_judge()
+
+    class Flaky:
+        identity = "flaky"
+
+        def generate(self, prompts, schemas, *, max_new_tokens):
+            if any("q0" in p[-1]["content"] for p in prompts):
+                raise RuntimeError("device lost")
+            return inner.generate(prompts, schemas, max_new_tokens=max_new_tokens)
+
+    store = ResultStore(tmp_path / "log")
+    ev = evaluate(ROWS[:4], [toxicity_scorer(Flaky())], batch_size=1, columns=COLS, store=store)
+    assert ev.dataset["toxicity_error"][0].startswith("judge failed: RuntimeError: device lost")
+    assert ev.summary["toxicity"].scored == 3 and len(store.load()) == 3  # the failed row retries on resume
+
+
+def test_run_evals_records_target_failures() -> None:
+    seen = []
+
+    def target(question: str) -> str:
+        if question == "boom":
+            raise RuntimeError("target exploded")
+        return "you idiot" if question == "rude" else "a kind answer"
+
+    result = run_evals(
+        [{"input": "rude"}, {"input": "boom"}, {"input": "nice"}],
+        [toxicity_scorer(tox_judge())],
+        target,
+        on_item_complete=seen.append,
+    )
+    assert [i.output for i in seen] == ["you idiot", None, "a kind answer"]
+    assert seen[1].target_error == "target failed: RuntimeError: target exploded"
+    assert seen[1].scores["toxicity"].score is None
+    assert result.scores == {"toxicity": 0.5} and result.target_errors == 1
+
+
+def test_run_evals_accepts_an_object_target() -> None:
+    class Agent:
+        def generate(self, value: str) -> list[dict]:
+            return [{"role": "assistant", "content": f"echo {value}"}]
+
+    result = run_evals([{"input": "hi"}], [toxicity_scorer(tox_judge())], Agent())
+    assert result.items[0].scores["toxicity"].score == 0.0
