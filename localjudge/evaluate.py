@@ -22,6 +22,7 @@ from localjudge.result import ScoreResult
 from localjudge.runs import Sample
 from localjudge.scorer import Scorer
 from localjudge.store import ResultStore, result_from_dict, result_key
+from localjudge.tables import decode_cell
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -85,6 +86,7 @@ def rows_to_runs(dataset: "Dataset", columns: Columns) -> list[dict[str, Any]]:
     has_context = columns.context is not None and columns.context in dataset.column_names
     runs = []
     for index, row in enumerate(dataset):
+        row = {k: decode_cell(v) for k, v in row.items()}
         run = {"input": row[columns.input] if columns.input else "", "output": row[columns.output]}
         if has_context:
             run["context"] = row[columns.context]  # type: ignore[index]
@@ -185,8 +187,8 @@ def _score(
         else:
             pending.append(i)
     resumed = len(indices) - len(pending) - sum(1 for i in indices if i not in keys)
-    if progress and len(indices) > len(pending):
-        progress(scorer.name, len(indices) - len(pending))
+    if progress:
+        progress(scorer.name, len(indices) - len(pending))  # starts the clock, counts resumed rows
     backoffs = [0]
     tokens = 0
     for batch in _batches(pending, runs, batch_size):

@@ -49,7 +49,10 @@ class TransformersJudge:
         device_map: Passed to `from_pretrained` through accelerate: ``"cpu"``, ``"cuda"``,
             ``"auto"`` (shard a large model over the GPUs and CPU), or a dict. Default: the
             first GPU if there is one, else the CPU.
-        dtype: ``"auto"`` (the checkpoint's dtype), or a torch dtype name like ``"bfloat16"``.
+        dtype: ``"auto"``: float32 on CPU (there, batched results equal one-by-one results
+            bit for bit; bf16 padding changes them, at the same speed), the checkpoint's dtype
+            on GPU. Or a torch dtype name like ``"bfloat16"`` (a 7B model on a CPU with under
+            32 GB of memory needs it).
         trust_remote_code: Run code shipped with the model. Off unless you opt in.
         allow_pickle: Accept pickle (`.bin`/`.pt`) weights. Off unless you opt in: loading a
             pickle can run arbitrary code.
@@ -74,6 +77,8 @@ class TransformersJudge:
             torch.set_num_threads(threads)
         if device_map is None:
             device_map = "cuda" if torch.cuda.is_available() else "cpu"
+        on_cpu = device_map == "cpu" or (isinstance(device_map, dict) and set(device_map.values()) == {"cpu"})
+        torch_dtype: Any = getattr(torch, dtype) if dtype != "auto" else torch.float32 if on_cpu else "auto"
         common: dict[str, Any] = {"local_files_only": True, "trust_remote_code": trust_remote_code}
         if files.gguf is not None:
             common["gguf_file"] = files.gguf.name
@@ -81,7 +86,7 @@ class TransformersJudge:
         self.tokenizer = AutoTokenizer.from_pretrained(folder, **common)
         self.model = AutoModelForCausalLM.from_pretrained(
             folder,
-            dtype=dtype if dtype == "auto" else getattr(torch, dtype),
+            dtype=torch_dtype,
             device_map=device_map,
             use_safetensors=None if allow_pickle or files.gguf else True,
             **common,

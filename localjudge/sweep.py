@@ -1,0 +1,124 @@
+"""`localjudge sweep CONFIG`: a grid of models x scorers x datasets, one results file per cell.
+
+A config (YAML or TOML) looks like::
+
+    out_dir: runs/my-sweep
+    batch_size: 8
+    models:
+      - {name: smollm2, path: models/smollm2-135m-instruct}
+    scorers: [hallucination, faithfulness, {name: toxicity, scale: 10}]
+    datasets:
+      - {name: example, path: scripts/example.jsonl, context_col: context}
+
+Each model is loaded once. A dataset entry may set `input_col`, `output_col`, `context_col`,
+`id_col`, `limit`, `batch_size` and `scorers` (a subset to run on it). Every cell is resumable
+(`<out_dir>/<model>/<dataset>/<scorer>.jsonl` plus its `.progress/` log); the combined summary
+is written to `<out_dir>/summary.csv` and `summary.md`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import sys
+from pathlib import Path
+from typing import Any
+
+from localjudge.evaluate import Columns, evaluate
+
+CELL_KEYS = {"name", "path", "input_col", "output_col", "context_col", "id_col", "limit", "batch_size", "scorers"}
+
+
+def load_config(path: str | Path) -> dict[str, Any]:
+    """Read a sweep config (YAML or TOML) and check its shape."""
+    p = Path(path)
+    if not p.exists():
+        raise FileNotFoundError(f"sweep config {str(path)!r} does not exist")
+    if p.suffix.lower() == ".toml":
+        import tomllib
+
+        config = tomllib.loads(p.read_text(encoding="utf-8"))
+    elif p.suffix.lower() in (".yaml", ".yml"):
+        import yaml
+
+        config = yaml.safe_load(p.read_text(encoding="utf-8"))
+    else:
+        raise ValueError(f"sweep config must be .yaml, .yml or .toml, got {p.name}")
+    if not isinstance(config, dict):
+        raise ValueError(f"{p}: the config must be a mapping")
+    for key in ("models", "scorers", "datasets"):
+        if not config.get(key) or not isinstance(config[key], list):
+            raise ValueError(f"{p}: '{key}' must be a non-empty list")
+    for entry in config["datasets"]:
+        unknown = set(entry) - CELL_KEYS
+        if unknown or "path" not in entry:
+            raise ValueError(f"{p}: dataset entry {entry!r}: needs 'path'; unknown keys {sorted(unknown)}")
+    config.setdefault("out_dir", str(p.with_suffix("")) + "-results")
+    return config
+
+
+def _scorer_spec(entry: Any) -> tuple[str, float]:
+    if isinstance(entry, str):
+        return entry, 1.0
+    return entry["name"], float(entry.get("scale", 1.0))
+
+
+def run_sweep(args: argparse.Namespace) -> int:
+    from localjudge.cli import Bars, markdown_table, summary_rows
+    from localjudge.scorers import get_scorer_factory
+    from localjudge.store import ResultStore
+    from localjudge.tables import read_table, write_table
+    from localjudge.transformers_judge import TransformersJudge
+
+    config = load_config(args.config)
+    out_dir = Path(config["out_dir"])
+    specs = [_scorer_spec(e) for e in config["scorers"]]
+    for name, _ in specs:
+        get_scorer_factory(name)
+    table: list[dict[str, Any]] = []
+    for model in config["models"]:
+        model_name = model.get("name") or Path(model["path"]).name
+        judge = TransformersJudge(model["path"], device_map=model.get("device_map"), dtype=model.get("dtype", "auto"),
+                                  threads=model.get("threads"))
+        for data in config["datasets"]:
+            data_name = data.get("name") or Path(data["path"]).stem
+            dataset = read_table(data["path"])
+            if data.get("limit"):
+                dataset = dataset.select(range(min(int(data["limit"]), len(dataset))))
+            columns = Columns(data.get("input_col", "input") or None, data.get("output_col", "output"),
+                              data.get("context_col", "context") or None, data.get("id_col"))
+            wanted = data.get("scorers")
+            for name, scale in specs:
+                if wanted and name not in wanted:
+                    continue
+                out = out_dir / model_name / data_name / f"{name}.jsonl"
+                scorer = get_scorer_factory(name)(judge, scale=scale)
+                bars = Bars(len(dataset), not args.quiet)
+                try:
+                    result = evaluate(dataset, [scorer], batch_size=int(data.get("batch_size", config.get("batch_size", 8))),
+                                      columns=columns, store=ResultStore(f"{out}.progress"), progress=bars)
+                finally:
+                    bars.close()
+                write_table(result.dataset, out)
+                for row in summary_rows(result.summary):
+                    table.append({"model": model_name, "dataset": data_name, **row, "file": str(out)})
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with (out_dir / "summary.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+    (out_dir / "summary.md").write_text(markdown_table(table) + "\n", encoding="utf-8")
+    print(markdown_table(table))
+    print(f"wrote {out_dir / 'summary.csv'} and summary.md", file=sys.stderr)
+    return 0
+
+
+def add_sweep_parser(sub: Any) -> None:
+    parser = sub.add_parser(
+        "sweep",
+        help="run a models x scorers x datasets grid from a YAML or TOML config",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("config", help="sweep config file (.yaml, .yml or .toml)")
+    parser.set_defaults(func=run_sweep)

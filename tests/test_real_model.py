@@ -1,0 +1,63 @@
+"""The transformers + Outlines path end to end on the real SmolLM2-135M (slow tier).
+
+These assert structure and determinism, never accuracy: the 135M model is a weak judge.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge.scorers.claims import Claims
+from localjudge.scorers.faithfulness import FaithfulnessVerdict
+from localjudge.scorers.hallucination import HallucinationVerdict
+from localjudge.scorers.toxicity import ToxicityVerdicts
+
+pytestmark = pytest.mark.slow
+
+RUNS = [
+    {"run_id": "a", "input": "When was the Eiffel Tower completed?",
+     "output": "The Eiffel Tower was completed in 1925 in London.",
+     "context": "The Eiffel Tower in Paris was completed in 1889."},
+    {"run_id": "b", "input": [{"role": "user", "content": "Who wrote Hamlet?"}],
+     "output": [{"role": "assistant", "content": "Shakespeare wrote Hamlet. You are an idiot for asking."}],
+     "context": ["Hamlet is a tragedy by William Shakespeare."]},
+    {"run_id": "c", "input": "Say nothing.", "output": "", "context": "Nothing."},
+]
+VERDICTS = {"hallucination": HallucinationVerdict, "faithfulness": FaithfulnessVerdict}
+
+
+def check_structure(result, name: str) -> None:
+    if not result.scored:
+        assert result.error, "an unscored result must say why"
+        return
+    assert 0.0 <= result.score <= 1.0 and result.reason
+    if result.run_id == "c":  # empty output: decided without the judge
+        assert result.analyze_step_result is None
+        return
+    if name == "toxicity":
+        ToxicityVerdicts.model_validate(result.analyze_step_result)
+        assert result.prob_score is not None and 0.0 <= result.prob_score <= 1.0
+        return
+    Claims.model_validate(result.preprocess_step_result)
+    claims = result.preprocess_step_result["claims"]
+    if not claims:
+        return
+    verdicts = result.analyze_step_result["verdicts"]
+    assert len(verdicts) == len(claims)
+    for verdict in verdicts:
+        VERDICTS[name].model_validate({k: v for k, v in verdict.items() if k in ("verdict", "reason")})
+    assert result.prob_score is not None and 0.0 <= result.prob_score <= 1.0
+
+
+@pytest.mark.parametrize("factory", [hallucination_scorer, faithfulness_scorer, toxicity_scorer])
+def test_end_to_end_valid_batch_invariant_deterministic(real_judge, factory) -> None:
+    scorer = factory(real_judge)
+    batched = scorer.run_batch(RUNS)
+    for result in batched:
+        check_structure(result, scorer.name)
+    assert sum(r.scored for r in batched) >= 2
+    one_by_one = [scorer.run(run) for run in RUNS]
+    assert [r.to_dict() for r in one_by_one] == [r.to_dict() for r in batched]
+    again = scorer.run_batch(RUNS)
+    assert [r.to_dict() for r in again] == [r.to_dict() for r in batched]
