@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from localjudge.evaluate import Columns, Evaluation, ScorerSummary, evaluate
+from localjudge.evaluate import Columns, Evaluation, ScorerSummary, evaluate, rows_to_runs, to_dataset
 from localjudge.scorers import SCORERS, get_scorer_factory
 
 log = logging.getLogger("localjudge")
@@ -121,6 +121,7 @@ def run_score(args: argparse.Namespace) -> int:
     if args.limit:
         dataset = dataset.select(range(min(args.limit, len(dataset))))
     columns = Columns(args.input_col or None, args.output_col, args.context_col or None, args.id_col)
+    rows_to_runs(to_dataset(dataset).select(range(1)), columns)  # bad data fails before the model loads
     rank, world = distributed_rank()
     if world > 1 and not args.out:
         raise CliError("a data-parallel run needs --out (the ranks merge their results into it)")
@@ -157,27 +158,28 @@ def print_rows(result: Evaluation, names: Sequence[str]) -> None:
             print(f"[{row.get('run_id', '')}] {name}: {shown}  {reason}".rstrip())
 
 
-def distributed_rank() -> tuple[int, int]:
-    """(rank, world size) when started by `accelerate launch` (or torchrun); else (0, 1)."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world <= 1:
-        return 0, 1
+def distributed_state() -> Any:
+    """accelerate's process state (gloo on CPU-only machines, NCCL on GPUs)."""
+    import torch
     from accelerate import PartialState
 
-    state = PartialState()
+    return PartialState(cpu=not torch.cuda.is_available())
+
+
+def distributed_rank() -> tuple[int, int]:
+    """(rank, world size) when started by `accelerate launch` (or torchrun); else (0, 1)."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return 0, 1
+    state = distributed_state()
     return state.process_index, state.num_processes
 
 
 def distributed_device() -> str:
-    from accelerate import PartialState
-
-    return str(PartialState().device)
+    return str(distributed_state().device)
 
 
 def wait_for_everyone() -> None:
-    from accelerate import PartialState
-
-    PartialState().wait_for_everyone()
+    distributed_state().wait_for_everyone()
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -222,6 +224,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.DEBUG if args.debug else logging.WARNING,
         format="localjudge: %(levelname)s: %(message)s",
     )
+    from datasets.utils.logging import disable_progress_bar
+
+    disable_progress_bar()  # ours show rows/s and ETA per scorer; datasets' own add noise
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

@@ -69,15 +69,16 @@ class TransformersJudge:
         allow_pickle: bool = False,
         threads: int | None = None,
     ) -> None:
+        files = check_model_dir(model_path, allow_pickle=allow_pickle)  # before any heavy import
         import outlines
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        files = check_model_dir(model_path, allow_pickle=allow_pickle)
         if threads:
             torch.set_num_threads(threads)
         if device_map is None:
             device_map = "cuda" if torch.cuda.is_available() else "cpu"
-        on_cpu = device_map == "cpu" or (isinstance(device_map, dict) and set(device_map.values()) == {"cpu"})
+        places = set(device_map.values()) if isinstance(device_map, dict) else {device_map}
+        on_cpu = all(str(place).split(":")[0] == "cpu" for place in places)
         torch_dtype: Any = getattr(torch, dtype) if dtype != "auto" else torch.float32 if on_cpu else "auto"
         common: dict[str, Any] = {"local_files_only": True, "trust_remote_code": trust_remote_code}
         if files.gguf is not None:

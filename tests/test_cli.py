@@ -1,0 +1,93 @@
+"""CLI errors and file I/O, without a model: each bad input is one clear line and exit code 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from localjudge.cli import main
+from localjudge.model_files import ModelPathError, check_model_dir
+from localjudge.tables import read_table, write_table
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "scripts" / "example.jsonl"
+
+
+def run_cli(capsys, *argv: str) -> tuple[int, str]:
+    code = main(list(argv))
+    return code, capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--model", "models/nope", "--scorer", "toxicity", "--data", str(EXAMPLE)], "does not exist"),
+        (["--model", "Qwen/Qwen2.5-7B-Instruct", "--scorer", "toxicity", "--data", str(EXAMPLE)],
+         "hub id: localjudge never downloads"),
+        (["--model", ".", "--scorer", "toxicity", "--data", str(EXAMPLE)], "not a model directory"),
+        (["--model", ".", "--scorer", "toxicity,bogus", "--data", str(EXAMPLE)], "unknown scorer 'bogus'"),
+        (["--model", ".", "--scorer", "toxicity", "--data", "missing.jsonl"], "data file 'missing.jsonl' does not exist"),
+        (["--model", ".", "--scorer", "toxicity", "--data", str(EXAMPLE), "--output-col", "answer"],
+         "unknown column 'answer'"),
+    ],
+)
+def test_score_errors_are_one_line(capsys, argv: list[str], message: str) -> None:
+    code, err = run_cli(capsys, "score", *argv)
+    assert code == 2
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_empty_data_file(tmp_path: Path, capsys) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    code, err = run_cli(capsys, "score", "--model", ".", "--scorer", "toxicity", "--data", str(empty))
+    assert code == 2 and "no rows" in err
+
+
+def test_bad_jsonl_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"output": "a"}\n{"output": \n')
+    with pytest.raises(ValueError, match="bad.jsonl:2: not valid JSON"):
+        read_table(bad)
+
+
+def test_help_reads_well(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["score", "--help"])
+    out = capsys.readouterr().out
+    for flag in ("--model", "--scorer", "--data", "--out", "--batch-size", "--context-col", "--no-resume"):
+        assert flag in out
+
+
+@pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
+def test_tables_round_trip_with_mixed_cells(tmp_path: Path, suffix: str) -> None:
+    dataset = read_table(EXAMPLE)  # strings and chat-message lists in one column
+    out = tmp_path / f"out{suffix}"
+    write_table(dataset, out)
+    again = read_table(out)
+    assert again.num_rows == 6 and again.column_names == dataset.column_names
+    if suffix == ".jsonl":
+        rows = [json.loads(line) for line in out.read_text().splitlines()]
+        assert rows[4]["output"] == [{"role": "assistant", "content": "Water boils at 100 degrees Celsius at sea level."}]
+        assert rows[2]["context"] == ["Hamlet is a tragedy by William Shakespeare.", "It was written around 1600."]
+
+
+def test_csv_and_saved_dataset(tmp_path: Path) -> None:
+    csv_file = tmp_path / "rows.csv"
+    csv_file.write_text("input,output\nq,hello\n")
+    assert read_table(csv_file).to_list() == [{"input": "q", "output": "hello"}]
+    read_table(csv_file).save_to_disk(str(tmp_path / "saved"))
+    assert read_table(tmp_path / "saved").num_rows == 1
+
+
+def test_model_files_refuse_pickle(tmp_path: Path) -> None:
+    (tmp_path / "config.json").write_text("{}")
+    (tmp_path / "pytorch_model.bin").write_bytes(b"pickle")
+    with pytest.raises(ModelPathError, match="pickle"):
+        check_model_dir(tmp_path)
+    assert check_model_dir(tmp_path, allow_pickle=True).weights[0].name == "pytorch_model.bin"
+    (tmp_path / "model.safetensors").write_bytes(b"x")
+    assert check_model_dir(tmp_path).weights[0].name == "model.safetensors"
