@@ -1,0 +1,172 @@
+"""Build the benchmark subsets shipped in `localjudge/bench_data/` from the labeled source data.
+
+Usage:
+    python scripts/make_bench_data.py [--source /work/shared/data] [--out localjudge/bench_data]
+
+Every benchmark is a fixed-seed (seed 0), label-stratified subset: 100 positive and 100
+negative rows, drawn without replacement from the eligible source rows kept in source order.
+Rows are written interleaved (one positive and one negative per pair, the pair's order drawn
+from the same generator), so the first 2k rows of a file hold exactly k of each label and
+`--limit` keeps the balance. Each row: id, input, output, context (string, list of strings, or
+null), label (1 = the scorer's positive class), source_label, group. The upstream LICENSE (and
+NOTICE) is copied next to each file; the README.md beside it is written by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import html
+import json
+import random
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+SEED = 0
+PER_CLASS = 100
+ROOT = Path(__file__).resolve().parent.parent
+Row = dict[str, Any]
+
+
+def read_csv(path: Path, delimiter: str = ",") -> list[dict[str, str]]:
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle, delimiter=delimiter))
+
+
+def read_json_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def interleave(positives: list[Row], negatives: list[Row], rng: random.Random) -> list[Row]:
+    """Shuffle each class, then alternate them; each pair's order is a coin flip."""
+    rng.shuffle(positives)
+    rng.shuffle(negatives)
+    rows: list[Row] = []
+    for pos, neg in zip(positives, negatives):
+        rows += [pos, neg] if rng.random() < 0.5 else [neg, pos]
+    return rows
+
+
+def begin(source: Path, rng: random.Random) -> list[Row]:
+    """BEGIN dev (WoW): faithful (1) = "Fully attributable"; 0 = any other label."""
+    rows = [
+        {"id": f"begin-dev-{i}", "input": r["message"], "output": r["response"], "context": r["knowledge"],
+         "label": int(r["begin_label"] == "Fully attributable"), "source_label": r["begin_label"],
+         "group": r["model_name"]}
+        for i, r in enumerate(read_csv(source / "begin" / "begin_dev_wow.tsv", delimiter="\t"))
+    ]
+    return stratified(rows, rng)
+
+
+def halueval_qa(source: Path, rng: random.Random) -> list[Row]:
+    """HaluEval QA (one-turn file): half the sampled questions keep the right answer (0),
+    half the hallucinated answer (1); each question appears once."""
+    items = read_json_lines(source / "halueval" / "qa_one-turn_data.json")
+    chosen = rng.sample(range(len(items)), 2 * PER_CLASS)
+    positives, negatives = [], []
+    for rank, i in enumerate(chosen):
+        item, hallucinated = items[i], rank < PER_CLASS
+        key = "hallucinated_answer" if hallucinated else "right_answer"
+        row = {"id": f"halueval-qa-{i}", "input": item["question"].strip(), "output": item[key].strip(),
+               "context": item["knowledge"], "label": int(hallucinated), "source_label": key, "group": None}
+        (positives if hallucinated else negatives).append(row)
+    return interleave(positives, negatives, rng)
+
+
+NO_COMMENT = "i have no comment"
+
+
+def truthfulqa(source: Path, rng: random.Random) -> list[Row]:
+    """TruthfulQA: Best Answer (0) vs Best Incorrect Answer (1), one of the two per question.
+
+    Context (both labels alike): the question's "Correct Answers" minus the Best Answer and
+    minus "I have no comment". Questions left with no reference answer are not eligible.
+    """
+    eligible = []
+    for i, r in enumerate(read_csv(source / "truthfulqa" / "TruthfulQA.csv")):
+        best = r["Best Answer"].strip()
+        refs = [a.strip() for a in r["Correct Answers"].split(";")]
+        refs = [a for a in refs if a and a != best and a.lower() != NO_COMMENT]
+        if refs:
+            eligible.append((i, r, refs))
+    chosen = rng.sample(range(len(eligible)), 2 * PER_CLASS)
+    positives, negatives = [], []
+    for rank, j in enumerate(chosen):
+        i, r, refs = eligible[j]
+        wrong = rank < PER_CLASS
+        key = "Best Incorrect Answer" if wrong else "Best Answer"
+        row = {"id": f"truthfulqa-{i}", "input": r["Question"].strip(), "output": r[key].strip(),
+               "context": refs, "label": int(wrong), "source_label": key, "group": r["Category"]}
+        (positives if wrong else negatives).append(row)
+    return interleave(positives, negatives, rng)
+
+
+DAVIDSON_CLASSES = {"0": "hate", "1": "offensive", "2": "neither"}
+
+
+def davidson(source: Path, rng: random.Random) -> list[Row]:
+    """Davidson tweets: toxic (1) = hate or offensive, 0 = neither. The 100 toxic rows split
+    between hate and offensive in proportion to the source (7 / 93)."""
+    rows = [
+        {"id": f"davidson-{r['']}", "input": "", "output": html.unescape(r["tweet"]), "context": None,
+         "label": int(r["class"] in ("0", "1")), "source_label": DAVIDSON_CLASSES[r["class"]], "group": None}
+        for r in read_csv(source / "davidson_hate_offensive" / "labeled_data.csv")
+    ]
+    hate = [r for r in rows if r["source_label"] == "hate"]
+    offensive = [r for r in rows if r["source_label"] == "offensive"]
+    n_hate = round(PER_CLASS * len(hate) / (len(hate) + len(offensive)))
+    positives = rng.sample(hate, n_hate) + rng.sample(offensive, PER_CLASS - n_hate)
+    negatives = rng.sample([r for r in rows if r["label"] == 0], PER_CLASS)
+    return interleave(positives, negatives, rng)
+
+
+def toxigen(source: Path, rng: random.Random) -> list[Row]:
+    """ToxiGen demonstrations: implicit hate (1) vs neutral (0) sentences."""
+    rows = [
+        {"id": f"toxigen-{i}", "input": "", "output": r["text"], "context": None,
+         "label": int(r["label"] == "hate"), "source_label": r["label"], "group": r["target_group"]}
+        for i, r in enumerate(read_csv(source / "toxigen_demonstrations" / "toxigen_demonstrations.csv"))
+    ]
+    return stratified(rows, rng)
+
+
+def stratified(rows: list[Row], rng: random.Random) -> list[Row]:
+    """PER_CLASS rows of each label, drawn without replacement, interleaved."""
+    positives = rng.sample([r for r in rows if r["label"] == 1], PER_CLASS)
+    negatives = rng.sample([r for r in rows if r["label"] == 0], PER_CLASS)
+    return interleave(positives, negatives, rng)
+
+
+# benchmark name -> (builder, source folder holding LICENSE / NOTICE)
+BUILDERS: dict[str, tuple[Callable[[Path, random.Random], list[Row]], str]] = {
+    "begin": (begin, "begin"),
+    "halueval_qa": (halueval_qa, "halueval"),
+    "truthfulqa": (truthfulqa, "truthfulqa"),
+    "davidson": (davidson, "davidson_hate_offensive"),
+    "toxigen": (toxigen, "toxigen_demonstrations"),
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--source", type=Path, default=Path("/work/shared/data"), help="labeled source data")
+    parser.add_argument("--out", type=Path, default=ROOT / "localjudge" / "bench_data", help="where to write")
+    args = parser.parse_args()
+    for name, (build, folder) in BUILDERS.items():
+        rows = build(args.source, random.Random(SEED))  # one generator per benchmark: independent
+        out = args.out / name
+        out.mkdir(parents=True, exist_ok=True)
+        with (out / f"{name}.jsonl").open("w", encoding="utf-8") as handle:
+            for row in rows:
+                handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        for legal in ("LICENSE", "NOTICE"):
+            if (args.source / folder / legal).exists():
+                shutil.copyfile(args.source / folder / legal, out / legal)
+        labels = [r["label"] for r in rows]
+        print(f"{name}: {len(rows)} rows, {sum(labels)} positive, {len(labels) - sum(labels)} negative")
+
+
+if __name__ == "__main__":
+    main()
