@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # owner/name
+
+
+def looks_like_hub_id(path: str) -> bool:
+    """True for `owner/name` strings whose first part is not a folder here."""
+    return bool(_HUB_ID.fullmatch(path)) and not Path(path.split("/")[0]).exists()
 
 
 class ModelPathError(ValueError):
@@ -43,11 +51,10 @@ def check_model_dir(path: str | Path, *, allow_pickle: bool = False) -> ModelFil
     """
     p = Path(path).expanduser()
     if not p.exists():
-        looks_like_hub_id = str(path).count("/") == 1 and not str(path).startswith((".", "/", "~"))
         hint = (
             " It looks like a Hugging Face hub id: localjudge never downloads. Copy the model "
             "directory onto this machine and pass its path (see models/README.md)."
-            if looks_like_hub_id
+            if looks_like_hub_id(str(path))
             else ""
         )
         raise ModelPathError(f"model path {str(path)!r} does not exist.{hint}")
@@ -60,6 +67,7 @@ def check_model_dir(path: str | Path, *, allow_pickle: bool = False) -> ModelFil
         if len(ggufs) == 1:
             return ModelFiles(p, ggufs[0], tuple(ggufs))
         raise ModelPathError(f"{p} is not a model directory: it has no config.json (nor a single .gguf file)")
+    _check_config(p / "config.json")
     safetensors = tuple(sorted(p.glob("*.safetensors")))
     if safetensors:
         return ModelFiles(p, None, safetensors)
@@ -72,3 +80,13 @@ def check_model_dir(path: str | Path, *, allow_pickle: bool = False) -> ModelFil
             "code. Convert it to safetensors, or opt in with allow_pickle=True (--allow-pickle)."
         )
     raise ModelPathError(f"{p} has a config.json but no weights (*.safetensors)")
+
+
+def _check_config(path: Path) -> None:
+    """A config.json that is not a JSON object means this is not a model directory."""
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelPathError(f"{path} is not a readable JSON model config ({error})") from None
+    if not isinstance(config, dict):
+        raise ModelPathError(f"{path} is not a model config: it must hold a JSON object")

@@ -1,13 +1,15 @@
 """Normalising runs: plain strings or chat-message lists in, one `Sample` of clean text out.
 
-A run is a mapping with `input`, `output`, optional `context` and optional `run_id` (Mastra's
-shape). `input` and `output` are strings or lists of chat messages `{role, content}`: the first
-user message is the input, the last assistant message is the output judged.
+A run is a mapping with `output`, optional `input`, `context` and `run_id` (Mastra's shape; a
+missing, None or NaN `input` or `context` means none). `input` and `output` are strings or
+lists of chat messages `{role, content}`: the first user message is the input, the last
+assistant message is the output judged.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -30,16 +32,28 @@ class Sample:
     context: tuple[str, ...] | None = None
 
 
-def clean_text(text: str) -> str:
-    """Make text safe to tokenize without changing what it says.
+_LINE_BREAKS = re.compile("\r\n?|\x85")  # CR LF, CR and NEL all mean a new line
+_SPACE_CONTROLS = re.compile("[\x0b\x0c\x1c-\x1f]")  # vertical tab, form feed, separators
+_OTHER_CONTROLS = re.compile("[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f]")  # the rest of Cc
 
-    Lone surrogates (invalid in UTF-8) become U+FFFD, control characters other than newline
-    and tab are dropped, and the text is NFC-normalised. Zero-width characters, RTL marks,
-    emoji and combining marks are kept: they are part of the text being judged.
+
+def clean_text(text: str) -> str:
+    """Make text safe to tokenize (valid UTF-8, no control bytes) without changing what it says.
+
+    A surrogate pair (as left by UTF-16 decoding) becomes its character and a lone surrogate
+    becomes one U+FFFD; CR LF, CR and NEL become newlines; control characters that separate
+    words (vertical tab, form feed, information separators) become spaces; other control
+    characters except newline and tab are dropped; the text is NFC-normalised. Zero-width
+    characters, RTL marks, emoji and combining marks are kept: they are part of the text judged.
     """
-    text = text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-    kept = (ch for ch in text if ch in "\n\t" or unicodedata.category(ch) != "Cc")
-    return unicodedata.normalize("NFC", "".join(kept))
+    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    text = _OTHER_CONTROLS.sub("", _SPACE_CONTROLS.sub(" ", _LINE_BREAKS.sub("\n", text)))
+    return unicodedata.normalize("NFC", text)
+
+
+def _is_missing(value: Any) -> bool:
+    """None, or the NaN that pandas and CSV readers use for an empty cell."""
+    return value is None or (isinstance(value, float) and math.isnan(value))
 
 
 def _message_content(message: Any, where: str) -> tuple[str, str]:
@@ -68,8 +82,8 @@ def text_of(value: Any, *, field: str, role: str) -> str:
     """
     if isinstance(value, str):
         return clean_text(value)
-    if value is None:
-        raise InvalidRunError(f"{field} is missing (None)")
+    if _is_missing(value):
+        raise InvalidRunError(f"{field} is missing ({value})")
     if isinstance(value, Sequence) and not isinstance(value, (bytes, bytearray)):
         messages = [_message_content(m, f"{field}[{i}]") for i, m in enumerate(value)]
         chosen = [content for r, content in messages if r == role]
@@ -87,9 +101,7 @@ def context_of(value: Any) -> tuple[str, ...] | None:
     Raises:
         InvalidRunError: for a nested list, a non-string item, or a non-list, non-string value.
     """
-    if value is None:
-        return None
-    if isinstance(value, float) and math.isnan(value):  # pandas' missing value
+    if _is_missing(value):
         return None
     if isinstance(value, str):
         value = [value]
@@ -111,7 +123,7 @@ def to_sample(run: Mapping[str, Any], *, context: Any = None) -> Sample:
     run_id = run.get("run_id")
     return Sample(
         run_id=None if run_id is None else str(run_id),
-        input=text_of(run.get("input", ""), field="input", role="user"),
+        input="" if _is_missing(run.get("input")) else text_of(run["input"], field="input", role="user"),
         output=text_of(run["output"], field="output", role="assistant"),
         context=context_of(run.get("context") if context is None else context),
     )

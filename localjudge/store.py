@@ -3,8 +3,9 @@
 Each finished (row, scorer) pair is one JSON line `{"key", "result"}`, appended and flushed to
 disk (fsync) a batch at a time. The key hashes the scorer's identity (name, prompt version,
 scale, judge model) and the row's judged content, so a rerun skips exactly the work already
-done and a changed prompt or model recomputes. A line cut off by a crash (or any line that does
-not parse) is ignored on load and its row scored again: nothing half-written is ever trusted.
+done and a changed prompt or model recomputes. A line cut off by a crash, or any line that does
+not parse or does not hold a well-formed result, is ignored on load and its row scored again:
+nothing half-written or corrupted is ever trusted.
 
 Several processes (ranks of a data-parallel run) each append to their own file in one folder;
 loading reads them all.
@@ -12,9 +13,11 @@ loading reads them all.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
+import math
 import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -68,11 +71,11 @@ class ResultStore:
         for path in sorted(self.folder.glob("*.jsonl")):
             with path.open("r", encoding="utf-8", errors="replace") as handle:
                 for line in handle:
-                    try:
-                        record = json.loads(line)
-                        found[record["key"]] = record["result"]
-                    except (json.JSONDecodeError, KeyError, TypeError):
+                    record = _record(line)
+                    if record is None:
                         bad += 1
+                    else:
+                        found[record[0]] = record[1]
         if bad:
             log.warning("%s: skipped %d unreadable line(s); those rows will be scored again", self.folder, bad)
         return found
@@ -89,6 +92,40 @@ class ResultStore:
             handle.write(lines)
             handle.flush()
             os.fsync(handle.fileno())
+
+
+_FIELDS = frozenset(f.name for f in dataclasses.fields(ScoreResult))
+_TEXT_FIELDS = ("run_id", "reason", "preprocess_prompt", "analyze_prompt", "generate_reason_prompt",
+                "error", "raw_output")
+
+
+def _record(line: str) -> tuple[str, dict[str, Any]] | None:
+    """`(key, result)` from one log line, or None when the line is not a well-formed record."""
+    try:
+        record = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(record, dict) or not isinstance(record.get("key"), str):
+        return None
+    result = record.get("result")
+    return (record["key"], result) if _well_formed(result) else None
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _well_formed(result: Any) -> bool:
+    """Exactly ScoreResult's fields, plausibly typed, and a score if and only if no error."""
+    if not isinstance(result, dict) or set(result) != _FIELDS:
+        return False
+    return (
+        isinstance(result["scorer"], str)
+        and all(result[name] is None or isinstance(result[name], str) for name in _TEXT_FIELDS)
+        and all(result[name] is None or _is_number(result[name]) for name in ("score", "prob_score"))
+        and isinstance(result["new_tokens"], int)
+        and (result["score"] is None) == (result["error"] is not None)
+    )
 
 
 def result_from_dict(data: Mapping[str, Any]) -> ScoreResult:

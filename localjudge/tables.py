@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import os
-import tempfile
+import secrets
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -13,6 +15,7 @@ if TYPE_CHECKING:
 
 READ_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 WRITE_SUFFIXES = (".jsonl", ".parquet")
+JSON_CELL = "\x00json:"  # prefix of a cell stored as JSON text (see `dataset_from_rows`)
 
 
 def read_table(path: str | Path) -> "Dataset":
@@ -46,57 +49,112 @@ def read_table(path: str | Path) -> "Dataset":
             raise ValueError(f"{p}: a .json data file must hold a list of objects")
         return _from_rows(rows, p)
     if suffix == ".csv":
-        return Dataset.from_csv(str(p), keep_in_memory=True)
+        return _read_csv(p)
     if suffix == ".parquet":
         return Dataset.from_parquet(str(p), keep_in_memory=True)
     raise ValueError(f"unsupported data file {p.name}: use one of {', '.join(READ_SUFFIXES)} or a dataset folder")
 
 
-def _from_rows(rows: list[Any], path: Path) -> "Dataset":
-    from datasets import Dataset
+def _read_csv(path: Path) -> "Dataset":
+    """Every CSV cell as text ("42" stays a string answer); only an empty cell is missing."""
+    from datasets import Dataset, Features, Value
 
+    with path.open(newline="", encoding="utf-8") as handle:
+        header = next(csv.reader(handle), [])
+    if not header:
+        raise ValueError(f"{path} is empty: a CSV file needs a first line naming its columns")
+    if len(set(header)) != len(header):
+        raise ValueError(f"{path}: the first line names a column twice: {', '.join(header)}")
+    features = Features({name: Value("string") for name in header})
+    return Dataset.from_csv(str(path), features=features, keep_in_memory=True,
+                            keep_default_na=False, na_values=[""])
+
+
+def _from_rows(rows: list[Any], path: Path) -> "Dataset":
     if not all(isinstance(r, dict) for r in rows):
         raise ValueError(f"{path}: every row must be a JSON object")
-    # Columns whose values mix types (a string here, a list of messages there) are stored as
-    # JSON text so that Arrow accepts them; `decode_cell` turns them back.
+    return dataset_from_rows(rows, where=str(path))
+
+
+def dataset_from_rows(rows: Sequence[dict[str, Any]], *, where: str = "rows") -> "Dataset":
+    """A `Dataset` from dicts whose columns may mix types (a string here, chat messages there).
+
+    Arrow needs one type per column, so a column whose values mix types is stored as JSON text
+    (`decode_cell` turns each cell back); if Arrow still refuses (lists of different item
+    types), every column that holds anything but strings is stored that way. Row values are
+    never checked here: a bad value reaches the scorer, which records that row as unscored.
+    """
+    from datasets import Dataset
+
     keys = list(dict.fromkeys(k for r in rows for k in r))
-    mixed = {k for k in keys if len({type(r.get(k)).__name__ for r in rows if r.get(k) is not None}) > 1}
-    fixed = [{k: (_encode(r.get(k)) if k in mixed else r.get(k)) for k in keys} for r in rows]
-    try:
-        return Dataset.from_list(fixed)
-    except Exception as error:  # noqa: BLE001 - Arrow's errors are long; say what to fix
-        raise ValueError(f"{path}: rows do not form a table: {error}") from None
+    kinds = {k: {type(r.get(k)).__name__ for r in rows if r.get(k) is not None} for k in keys}
+    marked = {k for k in keys if any(_is_json_cell(r.get(k)) for r in rows)}  # must round-trip
+    failure: Exception | None = None
+    for encoded in (
+        {k for k in keys if len(kinds[k]) > 1} | marked,
+        {k for k in keys if kinds[k] - {"str"}} | marked,
+    ):
+        try:
+            fixed = [{k: (_encode(r.get(k)) if k in encoded else r.get(k)) for k in keys} for r in rows]
+        except (TypeError, ValueError) as error:  # bytes, a set...: nothing JSON or Arrow can hold
+            raise ValueError(f"{where}: a value cannot be stored in a table: {error}") from None
+        try:
+            return Dataset.from_list(fixed)
+        except Exception as error:  # noqa: BLE001 - Arrow's errors are long; say what to fix
+            failure = error
+    raise ValueError(f"{where}: rows do not form a table: {failure}") from None
+
+
+def _is_json_cell(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(JSON_CELL)
 
 
 def _encode(value: Any) -> Any:
-    return value if value is None else "\x00json:" + json.dumps(value, ensure_ascii=False)
+    return value if value is None else JSON_CELL + json.dumps(value, ensure_ascii=False)
 
 
 def decode_cell(value: Any) -> Any:
-    """Undo the JSON-text storage of mixed-type cells (see `_from_rows`)."""
-    if isinstance(value, str) and value.startswith("\x00json:"):
-        return json.loads(value[6:])
+    """Undo the JSON-text storage of mixed-type cells (see `dataset_from_rows`)."""
+    if _is_json_cell(value):
+        try:
+            return json.loads(value[len(JSON_CELL):])
+        except json.JSONDecodeError:  # text that merely starts like one: keep it as it is
+            return value
     return value
 
 
 def write_table(dataset: "Dataset", path: str | Path) -> None:
-    """Write rows as JSONL or parquet (by extension), atomically: a crash leaves no half file."""
+    """Write rows as JSONL or parquet (by extension), atomically: a crash leaves no half file.
+
+    The rows go to a temporary file beside `path`, which is flushed to disk and then renamed
+    over `path`; on any error the temporary file is removed and `path` is left as it was.
+    """
     p = Path(path)
     suffix = p.suffix.lower()
     if suffix not in WRITE_SUFFIXES:
         raise ValueError(f"unsupported output file {p.name}: use .jsonl or .parquet")
     p.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=p.parent, prefix=f".{p.name}.", suffix=".tmp")
-    os.close(handle)
+    tmp = p.parent / f".{p.name}.{secrets.token_hex(4)}.tmp"  # created like any file: umask applies
     try:
         if suffix == ".jsonl":
-            with open(tmp, "w", encoding="utf-8") as out:
+            with open(tmp, "x", encoding="utf-8") as out:
                 for row in dataset:
                     clean = {k: decode_cell(v) for k, v in row.items()}
                     out.write(json.dumps(clean, ensure_ascii=False) + "\n")
         else:
-            dataset.to_parquet(tmp)
+            dataset.to_parquet(str(tmp))
+        _fsync(tmp)
         os.replace(tmp, p)
+        if os.name == "posix":
+            _fsync(p.parent)  # make the rename itself durable
     finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        if tmp.exists():
+            tmp.unlink()
+
+
+def _fsync(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
