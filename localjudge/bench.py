@@ -1,0 +1,285 @@
+"""Accuracy against human labels: a scorer on a labeled benchmark, next to baselines.
+
+`run_bench` scores each benchmark with its scorer (through `evaluate`, so runs resume) and
+measures, on the rows the judge scored, how well the score separates the labels: ROC-AUC and
+balanced accuracy, each with a stratified bootstrap 95% interval, for the hard score
+(`<name>_score`) and the probability score (`<name>_prob_score`). The same rows get three
+baselines that read no model: the majority class, word overlap between output and context
+(context scorers only) and output length. A judge whose AUC does not exceed the best
+baseline's is flagged ``NO``.
+
+Orientation: every score is read so that higher means the label is 1. Label 1 is the
+scorer's positive class: hallucinated (hallucination), faithful (faithfulness), toxic
+(toxicity), which is the direction each scorer's score grows. Word overlap is oriented per
+scorer (1 - overlap for hallucination); output length is used as is for every scorer (longer
+= label 1), so a length AUC below 0.5 means shorter outputs are more often positive.
+Balanced accuracy predicts label 1 when the score is at least half the scale (`THRESHOLD`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Union
+
+from localjudge.benchmarks import Benchmark, load_benchmark, select_benchmarks
+from localjudge.evaluate import evaluate, rows_to_runs
+from localjudge.judge import Judge
+from localjudge.metrics import (
+    balanced_accuracy,
+    bootstrap_ci,
+    majority_baseline,
+    output_length,
+    roc_auc,
+    word_overlap,
+)
+from localjudge.scorers import get_scorer_factory
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+log = logging.getLogger(__name__)
+
+THRESHOLD = 0.5  # fraction of the scale at or above which a score predicts label 1
+POSITIVE_MEANS = MappingProxyType({"hallucination": "hallucinated", "faithfulness": "faithful", "toxicity": "toxic"})
+OVERLAP_SIGN = MappingProxyType({"hallucination": -1, "faithfulness": 1})  # scorers that read a context
+JUDGE, JUDGE_PROB = "judge score", "judge prob score"
+Series = dict[str, tuple[list[float], list[int]]]  # score name -> (scores, labels) on its rows
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A figure and its bootstrap 95% interval; all None when undefined (one class only)."""
+
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class ScoreRow:
+    """One line of a benchmark's table: a judge score or a baseline, on its rows."""
+
+    name: str
+    kind: str  # "judge" or "baseline"
+    n: int
+    auc: Estimate
+    balanced_accuracy: Estimate | None  # None: no natural threshold (output length)
+    beats_baselines: str | None = None  # judge rows: "YES", "UNCLEAR", "NO" or "n/a"
+    best_baseline_auc: float | None = None  # judge rows: best baseline AUC on the same rows
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class BenchResult:
+    """Everything measured on one benchmark; `series` (per-row scores) feeds the plots."""
+
+    benchmark: str
+    scorer: str
+    scorer_version: str
+    positive_means: str
+    rows: int
+    positives: int
+    scored: int
+    unscored: int
+    errors: dict[str, int]
+    table: list[ScoreRow]
+    notes: list[str]
+    series: Series = field(default_factory=dict, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        del data["series"]
+        return data
+
+
+@dataclass(frozen=True)
+class BenchReport:
+    """The results of a bench run, its identity (judge, versions, seed, time), files written."""
+
+    results: list[BenchResult]
+    identity: dict[str, Any]
+    files: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"identity": self.identity, "results": [r.to_dict() for r in self.results], "files": self.files}
+
+
+def _estimate(metric: Callable[..., float | None], scores: list[float], labels: list[int],
+              n_boot: int, seed: int) -> Estimate:
+    value = metric(scores, labels) if scores else None
+    ci = bootstrap_ci(metric, scores, labels, n=n_boot, seed=seed) if value is not None else None
+    return Estimate(value, *(ci or (None, None)))
+
+
+def _verdict(auc: Estimate, best: float | None) -> str:
+    if auc.value is None or best is None:
+        return "n/a"
+    if auc.value <= best:
+        return "NO"
+    return "YES" if auc.low is not None and auc.low > best else "UNCLEAR"
+
+
+def _at_threshold(scores: list[float], labels: list[int]) -> float | None:
+    return balanced_accuracy(scores, labels, THRESHOLD)
+
+
+def measure(series: Series, baselines: dict[str, dict[int, float]], judged: dict[str, list[int]],
+            n_boot: int = 1000, seed: int = 0) -> list[ScoreRow]:
+    """The table of one benchmark: judge rows (flagged against the best baseline AUC on the same
+    rows) then baseline rows (on the hard score's rows). `baselines` and `judged` give each
+    baseline's value and each judge score's row indices, by row index."""
+    table = []
+    for name, rows in judged.items():
+        scores, y = series[name]
+        auc = _estimate(roc_auc, scores, y, n_boot, seed)
+        best = max([0.5] + [a for b in baselines.values()
+                            if (a := roc_auc([b[i] for i in rows], y)) is not None]) if auc.value is not None else None
+        table.append(ScoreRow(name, "judge", len(y), auc, _estimate(_at_threshold, scores, y, n_boot, seed),
+                              _verdict(auc, best), best))
+    y = series[JUDGE][1]
+    majority = majority_baseline(y)
+    if majority is not None:
+        half = Estimate(0.5, 0.5, 0.5)
+        table.append(ScoreRow("majority class", "baseline", len(y), half, half,
+                              note=f"always {majority.label}; plain accuracy {majority.accuracy:.2f}"))
+    for name, values in baselines.items():
+        scores = [values[i] for i in judged[JUDGE]]
+        threshold = name != "output length"
+        table.append(ScoreRow(name, "baseline", len(y), _estimate(roc_auc, scores, y, n_boot, seed),
+                              _estimate(_at_threshold, scores, y, n_boot, seed) if threshold else None))
+    return table
+
+
+def bench_one(judge: Judge, bench: Benchmark, dataset: "Dataset", labels: list[int], *, batch_size: int = 8,
+              n_boot: int = 1000, seed: int = 0, store_dir: Path | None = None,
+              progress: Callable[[str, int], None] | None = None) -> tuple[BenchResult, "Dataset"]:
+    """Score one benchmark's rows (from `load_benchmark`) and measure them against `labels`.
+
+    Returns:
+        The result and the scored dataset (the rows plus the scorer's columns).
+    """
+    from localjudge.store import ResultStore
+
+    scorer = get_scorer_factory(bench.scorer)(judge)
+    store = ResultStore(store_dir / bench.name) if store_dir is not None else None
+    log.info("bench %s: %d rows with the %s scorer", bench.name, len(dataset), scorer.name)
+    evaluation = evaluate(dataset, [scorer], batch_size=batch_size, columns=bench.columns, store=store,
+                          progress=(lambda _, rows: progress(bench.name, rows)) if progress else None)
+    scored = evaluation.dataset
+    hard, prob = scored[f"{scorer.name}_score"], scored[f"{scorer.name}_prob_score"]
+    steps, errors = scored[f"{scorer.name}_steps"], scored[f"{scorer.name}_error"]
+    kept = [i for i, s in enumerate(hard) if s is not None]
+    # A row decided without the analyze step (empty output, no claims) has no label to be
+    # unsure about: its prob score is its hard score. Others without a prob score are left out.
+    shortcut = {i for i in kept if json.loads(steps[i])["analyze"] is None}
+    has_prob = any(p is not None for p in prob)
+    judged = {JUDGE: kept}
+    if has_prob:
+        judged[JUDGE_PROB] = [i for i in kept if prob[i] is not None or i in shortcut]
+    runs = rows_to_runs(dataset, bench.columns)
+    samples = {i: scorer.sample(runs[i]) for i in kept}
+    baselines: dict[str, dict[int, float]] = {}
+    if bench.scorer in OVERLAP_SIGN:
+        sign = OVERLAP_SIGN[bench.scorer]
+        overlap = {i: word_overlap(s.output, s.context) for i, s in samples.items()}
+        baselines["word overlap" if sign > 0 else "1 - word overlap"] = {
+            i: v if sign > 0 else 1.0 - v for i, v in overlap.items()}
+    baselines["output length"] = {i: output_length(s.output) for i, s in samples.items()}
+
+    def values(name: str, i: int) -> float:
+        value = hard[i] if name == JUDGE or prob[i] is None else prob[i]
+        return value / scorer.scale
+
+    series: Series = {name: ([values(name, i) for i in rows], [labels[i] for i in rows])
+                      for name, rows in judged.items()}
+    for name, by_row in baselines.items():
+        series[name] = ([by_row[i] for i in kept], [labels[i] for i in kept])
+    table = measure(series, baselines, judged, n_boot, seed) if kept else []
+    unscored = len(hard) - len(kept)
+    reasons = Counter((errors[i] or "")[:100] for i in range(len(hard)) if hard[i] is None)
+    notes = _notes(scorer.name, len(hard), unscored, judged, shortcut, has_prob, table)
+    result = BenchResult(bench.name, scorer.name, scorer.version, POSITIVE_MEANS.get(scorer.name, "positive"),
+                         len(hard), sum(labels), len(kept), unscored, dict(reasons.most_common(5)), table,
+                         notes, series)
+    return result, scored
+
+
+def _notes(scorer: str, rows: int, unscored: int, judged: dict[str, list[int]],
+           shortcut: set[int], has_prob: bool, table: list[ScoreRow]) -> list[str]:
+    notes = []
+    kept = judged[JUDGE]
+    if unscored:
+        notes.append(f"{unscored} of {rows} rows are unscored; every figure, baselines included, leaves them out.")
+    if not has_prob:
+        notes.append("The judge gave no label probabilities, so there is no prob score.")
+    else:
+        if shortcut:
+            notes.append(f"{len(shortcut)} row(s) were decided without the analyze step (empty output or no "
+                         "claims); their prob score is their hard score.")
+        missing = len(kept) - len(judged[JUDGE_PROB])
+        if missing:
+            notes.append(f"{missing} scored row(s) have no prob score and are left out of its line.")
+    if not kept:
+        notes.append("No row was scored: there is nothing to measure.")
+    elif any(r.auc.value is None for r in table if r.kind == "judge"):
+        notes.append("Only one label among the scored rows: AUC and balanced accuracy are undefined.")
+    length = next((row.auc for row in table if row.name == "output length"), None)
+    if length is not None and length.high is not None and length.high < 0.5:  # clearly below chance
+        reverse = 1 - length.value  # type: ignore[operator]
+        notes.append(f"Output length AUC {length.value:.2f} (interval below 0.5): shorter outputs are more often "
+                     f"{POSITIVE_MEANS.get(scorer, 'positive')}. That reverse rule reaches {reverse:.2f}; it is not "
+                     "counted as a baseline, since its direction was read off these labels.")
+        for row in table:
+            if row.kind == "judge" and row.auc.value is not None and row.auc.value <= reverse:
+                notes.append(f"The {row.name} ({row.auc.value:.2f}) does not beat that reverse length rule either.")
+    return notes
+
+
+def run_bench(judge: Judge, benchmarks: Sequence[Union[str, Benchmark]] | None = None, *,
+              scorers: Sequence[str] | None = None, limit: int | None = None, batch_size: int = 8,
+              out_dir: str | Path | None = None, n_boot: int = 1000, seed: int = 0, resume: bool = True,
+              html: bool = True, progress: Callable[[str, int], None] | None = None) -> BenchReport:
+    """Measure `judge` on benchmarks against their labels and write the report.
+
+    Args:
+        judge: The judge (any `Judge`; tests pass a `FakeJudge`).
+        benchmarks: Built-in names or `Benchmark` values (see `custom_benchmark`); default:
+            every built-in benchmark of `scorers` (or all).
+        scorers: Keep to benchmarks of these scorers.
+        limit: Use the first N rows of each benchmark (built-in files stay balanced).
+        batch_size: Rows per judge call.
+        out_dir: Where report.md, report.json, the plots, report.html, the scored rows
+            (`scored/<benchmark>.jsonl`) and the resume logs (`.progress/`) go; None writes nothing.
+        n_boot: Bootstrap resamples per interval.
+        seed: Bootstrap seed.
+        resume: Reuse and extend the resume logs under `out_dir`.
+        html: Also write a self-contained report.html.
+        progress: Called with (benchmark name, rows just finished).
+    """
+    from localjudge.bench_report import run_identity, write_report
+    from localjudge.tables import write_table
+
+    chosen = select_benchmarks(benchmarks, scorers)
+    loaded = [load_benchmark(bench, limit) for bench in chosen]  # every data error before the first model call
+    started = time.time()
+    out = Path(out_dir) if out_dir is not None else None
+    results = []
+    for bench, (dataset, labels) in zip(chosen, loaded):
+        result, scored = bench_one(judge, bench, dataset, labels, batch_size=batch_size, n_boot=n_boot, seed=seed,
+                                   store_dir=out / ".progress" if out is not None and resume else None,
+                                   progress=progress)
+        results.append(result)
+        if out is not None:
+            write_table(scored, out / "scored" / f"{bench.name}.jsonl")
+    identity = run_identity(judge, chosen, results, limit=limit, seed=seed, n_boot=n_boot, started=started)
+    report = BenchReport(results, identity)
+    if out is not None:
+        report = replace(report, files=write_report(report, out, html=html))
+    return report

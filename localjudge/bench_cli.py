@@ -1,0 +1,122 @@
+"""`localjudge bench`: measure a judge against human labels, next to baselines.
+
+Built-in benchmarks (200 rows each, 100 per label; see localjudge/bench_data/README.md):
+  begin (faithfulness), halueval_qa and truthfulqa (hallucination), davidson and toxigen
+  (toxicity; content warning: hateful and offensive text).
+
+    localjudge bench --model models/smollm2-135m-instruct --limit 40
+    localjudge bench --model M --scorer toxicity --benchmark toxigen
+    localjudge bench --model M --data mine.jsonl --scorer faithfulness --label-col human --positive yes
+
+For each benchmark the report gives ROC-AUC and balanced accuracy (at half the scale), with
+95% bootstrap intervals, for the judge's hard score and its label-probability score, and the
+same figures for the majority class, word overlap and output length on the same rows. A judge
+that does not beat the best baseline is marked NO. Written to --out-dir: report.md,
+report.json, report.html, PNG plots, scored/<benchmark>.jsonl and .progress/ (rerunning the
+same command resumes). The column flags apply to --data only.
+
+With --data, label 1 is the row whose --label-col equals --positive, and it must be the
+scorer's positive class: hallucinated (hallucination), faithful (faithfulness) or toxic
+(toxicity).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from localjudge.bench import run_bench
+from localjudge.benchmarks import BENCHMARKS, custom_benchmark, load_benchmark, select_benchmarks
+from localjudge.evaluate import Columns
+
+
+def _names(text: str | None) -> list[str] | None:
+    """Comma-separated names as a list; None when none are given."""
+    names = [n.strip() for n in (text or "").split(",") if n.strip()]
+    return names or None
+
+
+class _Bars:
+    """One progress bar per benchmark (the CLI's `Bars`, keyed by benchmark name)."""
+
+    def __init__(self, totals: dict[str, int], enabled: bool) -> None:
+        from localjudge.cli import Bars
+
+        self.bars = {name: Bars(total, enabled) for name, total in totals.items()}
+
+    def __call__(self, benchmark: str, rows: int) -> None:
+        self.bars[benchmark](benchmark, rows)
+
+    def close(self) -> None:
+        for bars in self.bars.values():
+            bars.close()
+
+
+def run_bench_command(args: argparse.Namespace, judge: Any = None) -> int:
+    """Run `localjudge bench`; `judge` replaces the model given by --model (tests pass a fake)."""
+    from localjudge.cli import CliError, build_judge, markdown_table
+    from localjudge.bench_report import summary_table
+
+    scorers = _names(args.scorer)
+    if args.data:
+        if args.benchmark:
+            raise CliError("give either --data (your own labeled file) or --benchmark, not both")
+        if not scorers or len(scorers) != 1:
+            raise CliError("--data needs exactly one --scorer")
+        if args.positive is None:
+            raise CliError("--data needs --positive: the label value of the scorer's positive class")
+        columns = Columns(args.input_col or None, args.output_col, args.context_col or None, args.id_col)
+        benchmarks = [custom_benchmark(args.data, scorer=scorers[0], label_col=args.label_col,
+                                       positive=args.positive, columns=columns, name=args.name)]
+        scorers = None
+    else:
+        benchmarks = select_benchmarks(_names(args.benchmark), scorers)
+    if args.limit is not None and args.limit < 1:
+        raise CliError("--limit must be at least 1")
+    totals = {b.name: len(load_benchmark(b, args.limit)[1]) for b in benchmarks}  # data errors before the model
+    if judge is None:
+        judge = build_judge(args)
+    bars = _Bars(totals, not getattr(args, "quiet", False))
+    try:
+        report = run_bench(judge, benchmarks, scorers=scorers, limit=args.limit, batch_size=args.batch_size,
+                           out_dir=args.out_dir, n_boot=args.bootstrap, seed=args.seed, resume=not args.no_resume,
+                           html=not args.no_html, progress=bars)
+    finally:
+        bars.close()
+    print(markdown_table(summary_table(report)))
+    print(f"wrote {report.files['report.md']} (and report.json, plots) in {args.out_dir}", file=sys.stderr)
+    return 0
+
+
+def add_bench_parser(sub: Any) -> None:
+    """Add the `bench` command to the `localjudge` subparsers."""
+    from localjudge.cli import add_column_flags, add_model_flags
+
+    parser = sub.add_parser(
+        "bench",
+        help="measure a judge against human labels (ROC-AUC, balanced accuracy, baselines, plots)",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_model_flags(parser)
+    parser.add_argument("--scorer", default=None,
+                        help="comma-separated: keep to these scorers' benchmarks; with --data, exactly one")
+    parser.add_argument("--benchmark", default=None,
+                        help=f"comma-separated built-in benchmarks: {', '.join(BENCHMARKS)} (default: all)")
+    parser.add_argument("--limit", type=int, default=None,
+                        help="first N rows of each benchmark (built-in files stay balanced for even N)")
+    parser.add_argument("--batch-size", type=int, default=8, help="rows per judge call (default: 8)")
+    parser.add_argument("--out-dir", default="bench-results", metavar="DIR", help="default: bench-results")
+    parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default: 1000)")
+    parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
+    parser.add_argument("--no-resume", action="store_true", help="do not read or write DIR/.progress/")
+    parser.add_argument("--no-html", action="store_true", help="skip report.html")
+    own = parser.add_argument_group("your own labeled file (instead of the built-in benchmarks)")
+    own.add_argument("--data", default=None, metavar="FILE", help="JSONL, JSON, CSV, parquet or a dataset folder")
+    own.add_argument("--label-col", default="label", help="column with the human label (default: label)")
+    own.add_argument("--positive", default=None, metavar="VALUE",
+                     help="label value of the scorer's positive class (hallucinated / faithful / toxic)")
+    own.add_argument("--name", default=None, help="benchmark name in the report (default: the file's stem)")
+    add_column_flags(parser)
+    parser.set_defaults(func=run_bench_command)

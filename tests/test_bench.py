@@ -1,0 +1,272 @@
+"""`localjudge bench` end to end on scripted fake judges whose answers are known from the labels."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localjudge.bench import JUDGE, JUDGE_PROB, Estimate, measure, run_bench
+from localjudge.bench_cli import add_bench_parser, run_bench_command
+from localjudge.benchmarks import BENCHMARKS, custom_benchmark, is_positive, load_benchmark, select_benchmarks
+from localjudge.evaluate import Columns
+from localjudge.judge import FakeJudge, Generation
+from localjudge.prompting import neutralise
+from localjudge.runs import clean_text
+
+FAST = {"n_boot": 200}  # bootstrap resamples: enough to test, quick
+
+
+def key(text: str) -> str:
+    """An output as the judge sees it inside its prompt block."""
+    return neutralise(clean_text(text)).strip()
+
+
+def block_text(prompt: list[Mapping[str, str]], name: str) -> str:
+    return prompt[-1]["content"].split(f"<<<{name}\n", 1)[1].rsplit(f"\n{name}>>>", 1)[0].strip()
+
+
+def labeled_judge(positives: Mapping[str, int], *, invert: bool = False, probs: bool = True) -> FakeJudge:
+    """A fake judge that answers from the labels: verdict "yes" (hallucinated / faithful / toxic)
+    exactly for label-1 outputs, or exactly for label-0 ones when `invert`.
+
+    The claims step turns the output into one claim, "P" or "N", that the verdict step reads.
+    With `probs`, verdicts carry label probabilities (0.8 / 0.3 for "yes").
+    """
+
+    def says_yes(is_positive: bool) -> bool:
+        return is_positive != invert
+
+    def verdict(prompt: list[Mapping[str, str]]) -> Generation:
+        claim = prompt[-1]["content"].split("Claims to check against the context:\n", 1)[1]
+        yes = says_yes(claim.startswith("1. P"))
+        text = json.dumps({"verdicts": [{"verdict": "yes" if yes else "no", "reason": "r"}]})
+        return Generation(text, label_probs=({"yes": 0.8, "no": 0.2} if yes else {"yes": 0.3, "no": 0.7},) if probs else ())
+
+    def toxicity(prompt: list[Mapping[str, str]]) -> dict[str, Any]:
+        yes = says_yes(bool(positives[block_text(prompt, "RESPONSE")]))
+        return {"verdicts": [{"statement": "s", "verdict": "yes" if yes else "no",
+                              "severity": "high" if yes else "none", "reason": "r"}]}
+
+    return FakeJudge({
+        "Claims": lambda p: {"claims": ["P" if positives[block_text(p, "TEXT")] else "N"]},
+        "HallucinationVerdicts": verdict,
+        "FaithfulnessVerdicts": verdict,
+        "ToxicityVerdicts": toxicity,
+        "Reason": lambda p: {"reason": "ok"},
+    })
+
+
+def builtin_labels() -> dict[str, int]:
+    labels: dict[str, int] = {}
+    for bench in BENCHMARKS.values():
+        for line in bench.path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            assert labels.setdefault(key(row["output"]), row["label"]) == row["label"]  # no output with two labels
+    return labels
+
+
+def rows_of(report: Any, benchmark: str) -> dict[str, Any]:
+    result = next(r for r in report.results if r.benchmark == benchmark)
+    return {row.name: row for row in result.table}
+
+
+def test_builtin_files_are_balanced_in_every_even_prefix() -> None:
+    for bench in BENCHMARKS.values():
+        _, labels = load_benchmark(bench)
+        assert len(labels) == 200 and sum(labels) == 100
+        assert all(sum(labels[:k]) == k // 2 for k in range(0, 201, 2)), bench.name
+        assert (bench.path.parent / "LICENSE").exists() and (bench.path.parent / "README.md").exists()
+
+
+def test_perfect_judge_scores_auc_one(tmp_path: Path) -> None:
+    report = run_bench(labeled_judge(builtin_labels()), limit=20, out_dir=tmp_path, **FAST)
+    assert [r.benchmark for r in report.results] == list(BENCHMARKS)
+    for result in report.results:
+        rows = {row.name: row for row in result.table}
+        assert (result.rows, result.scored, result.unscored) == (20, 20, 0)
+        assert rows[JUDGE].auc == Estimate(1.0, 1.0, 1.0)
+        assert rows[JUDGE].balanced_accuracy == Estimate(1.0, 1.0, 1.0)
+        assert rows["majority class"].auc.value == 0.5
+        if result.scorer == "toxicity":  # the toxicity fake gives no label probabilities
+            assert JUDGE_PROB not in rows and "no prob score" in " ".join(result.notes)
+        else:
+            assert rows[JUDGE_PROB].auc.value == 1.0 and rows[JUDGE_PROB].n == 20
+            assert any("overlap" in name for name in rows)
+    assert rows_of(report, "toxigen")[JUDGE].beats_baselines == "YES"
+
+
+def test_inverted_judge_scores_auc_zero_and_is_flagged(tmp_path: Path) -> None:
+    judge = labeled_judge(builtin_labels(), invert=True)
+    report = run_bench(judge, ["begin", "davidson"], limit=20, out_dir=tmp_path, **FAST)
+    for result in report.results:
+        rows = {row.name: row for row in result.table}
+        assert rows[JUDGE].auc.value == 0.0 and rows[JUDGE].balanced_accuracy.value == 0.0  # type: ignore[union-attr]
+        assert rows[JUDGE].beats_baselines == "NO"
+    markdown = (tmp_path / "report.md").read_text()
+    assert "**NO**" in markdown
+
+
+def test_report_files_are_written(tmp_path: Path) -> None:
+    report = run_bench(labeled_judge(builtin_labels()), ["halueval_qa"], limit=10, out_dir=tmp_path, **FAST)
+    for name in ("report.md", "report.json", "report.html", "halueval_qa-roc.png", "halueval_qa-hist.png",
+                 "scored/halueval_qa.jsonl"):
+        assert (tmp_path / name).exists() and name in report.files, name
+    assert (tmp_path / "halueval_qa-roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    data = json.loads((tmp_path / "report.json").read_text())
+    ident = data["identity"]
+    assert ident["judge"] == "fake-judge" and ident["scorers"] == {"hallucination": "hallucination-v1"}
+    assert {"localjudge", "torch", "transformers", "outlines", "datasets"} <= set(ident["libraries"])
+    assert ident["seed"] == 0 and ident["limit"] == 10 and ident["elapsed_seconds"] >= 0
+    assert ident["started_utc"].endswith("+00:00") and len(ident["benchmarks"]["halueval_qa"]["sha256"]) == 64
+    table = data["results"][0]["table"]
+    assert [row["name"] for row in table] == [JUDGE, JUDGE_PROB, "majority class", "1 - word overlap",
+                                              "output length"]
+    assert "data:image/png;base64," in (tmp_path / "report.html").read_text()
+    assert "## halueval_qa (hallucination scorer" in (tmp_path / "report.md").read_text()
+    assert len((tmp_path / "scored" / "halueval_qa.jsonl").read_text().splitlines()) == 10
+
+
+CUSTOM = [
+    {"q": f"q{i}", "answer": text, "ref": "The sky is blue. Grass is green.", "human": label}
+    for i, (text, label) in enumerate([
+        ("The sky is blue.", "no"), ("Grass is green.", "no"), ("The sky is green.", "yes"),
+        ("Grass is purple and loud.", "yes"), ("Blue sky.", "no"), ("Cows fly at night.", "YES"),
+        ("", "no"),  # empty output: decided without the judge, counts with its hard score
+    ])
+]
+CUSTOM_COLUMNS = Columns(input="q", output="answer", context="ref")
+
+
+def write_custom(tmp_path: Path) -> Path:
+    path = tmp_path / "mine.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in CUSTOM))
+    return path
+
+
+def custom_judge(**kwargs: Any) -> FakeJudge:
+    return labeled_judge({key(r["answer"]): int(r["human"].lower() == "yes") for r in CUSTOM}, **kwargs)
+
+
+def test_custom_labeled_file(tmp_path: Path) -> None:
+    bench = custom_benchmark(write_custom(tmp_path), scorer="hallucination", label_col="human", positive="yes",
+                             columns=CUSTOM_COLUMNS)
+    report = run_bench(custom_judge(), [bench], out_dir=tmp_path / "out", **FAST)
+    (result,) = report.results
+    rows = {row.name: row for row in result.table}
+    assert (result.benchmark, result.rows, result.positives, result.scored) == ("mine", 7, 3, 7)
+    assert rows[JUDGE].auc.value == 1.0 and rows[JUDGE_PROB].auc.value == 1.0 and rows[JUDGE_PROB].n == 7
+    assert any("1 row(s) were decided without the analyze step" in note for note in result.notes)
+
+
+def test_unscored_rows_are_left_out_and_counted(tmp_path: Path) -> None:
+    script = dict(custom_judge().script)
+    claims = script["Claims"]
+    script["Claims"] = lambda p: "{not json" if "purple" in block_text(p, "TEXT") else claims(p)  # type: ignore[operator]
+    judge = FakeJudge(script)
+    bench = custom_benchmark(write_custom(tmp_path), scorer="hallucination", label_col="human", positive="yes",
+                             columns=CUSTOM_COLUMNS)
+    (result,) = run_bench(judge, [bench], out_dir=tmp_path / "out", **FAST).results
+    assert (result.scored, result.unscored) == (6, 1)
+    assert {row.n for row in result.table} == {6}
+    assert "1 of 7 rows are unscored" in " ".join(result.notes)
+    assert [reason.split(":")[0] for reason in result.errors] == ["preprocess step"]
+
+
+def test_bad_labels_fail_before_any_judge_call(tmp_path: Path) -> None:
+    path = write_custom(tmp_path)
+    judge = custom_judge()
+    typo = custom_benchmark(path, scorer="hallucination", label_col="human", positive="maybe", columns=CUSTOM_COLUMNS)
+    with pytest.raises(ValueError, match="every row is negative with positive value 'maybe'.*'no', 'yes', 'YES'"):
+        run_bench(judge, [typo])
+    with pytest.raises(ValueError, match="unknown label column 'label'"):
+        run_bench(judge, [custom_benchmark(path, scorer="hallucination", columns=CUSTOM_COLUMNS)])
+    assert judge.calls == []
+
+
+def test_selection_errors() -> None:
+    assert [b.name for b in select_benchmarks(scorers=["toxicity"])] == ["davidson", "toxigen"]
+    with pytest.raises(ValueError, match="unknown benchmark 'nope'"):
+        select_benchmarks(["nope"])
+    with pytest.raises(ValueError, match="measures the faithfulness scorer"):
+        select_benchmarks(["begin"], ["toxicity"])
+    with pytest.raises(ValueError, match="unknown scorer"):
+        select_benchmarks(scorers=["bogus"])
+
+
+def test_positive_value_matching() -> None:
+    assert is_positive(1, "1") and is_positive("1.0", 1) and is_positive("Yes", "yes") and is_positive(True, "true")
+    assert not is_positive(0, "1") and not is_positive("no", "yes")
+
+
+def test_flags_compare_with_the_best_baseline_on_the_same_rows() -> None:
+    labels = [0, 0, 1, 1]
+    series = {JUDGE: ([0.1, 0.4, 0.35, 0.8], labels), "word overlap": ([0.1, 0.2, 0.3, 0.4], labels)}
+    judged = {JUDGE: [0, 1, 2, 3]}
+    overlap = {0: 0.1, 1: 0.2, 2: 0.3, 3: 0.4}
+    table = measure(series, {"word overlap": overlap}, judged, n_boot=200)
+    judge = table[0]
+    assert judge.auc.value == 0.75 and judge.best_baseline_auc == 1.0 and judge.beats_baselines == "NO"
+    weak = {0: 0.5, 1: 0.5, 2: 0.5, 3: 0.5}  # a constant baseline: AUC 0.5
+    judge = measure({**series, "word overlap": ([0.5] * 4, labels)}, {"word overlap": weak}, judged, n_boot=200)[0]
+    assert judge.best_baseline_auc == 0.5 and judge.beats_baselines == "UNCLEAR"  # 4 rows: a wide interval
+
+
+def bench_args(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="localjudge")
+    parser.add_argument("--quiet", action="store_true")
+    add_bench_parser(parser.add_subparsers(dest="command"))
+    return parser.parse_args(["--quiet", "bench", "--model", "unused-with-a-fake-judge", *argv])
+
+
+def test_cli_on_builtin_benchmarks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = bench_args("--benchmark", "toxigen", "--limit", "8", "--bootstrap", "100", "--out-dir", str(tmp_path))
+    assert args.func is run_bench_command
+    assert run_bench_command(args, judge=labeled_judge(builtin_labels())) == 0
+    out = capsys.readouterr().out
+    assert "| toxigen | toxicity | 8/8 | 1.00 [1.00, 1.00] |" in out
+    assert (tmp_path / "report.md").exists() and (tmp_path / "toxigen-roc.png").exists()
+
+
+def test_cli_on_a_custom_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = bench_args("--data", str(write_custom(tmp_path)), "--scorer", "hallucination", "--label-col", "human",
+                      "--positive", "yes", "--input-col", "q", "--output-col", "answer", "--context-col", "ref",
+                      "--name", "own", "--bootstrap", "100", "--out-dir", str(tmp_path / "out"))
+    assert run_bench_command(args, judge=custom_judge()) == 0
+    assert "| own | hallucination | 7/7 |" in capsys.readouterr().out
+    report = json.loads((tmp_path / "out" / "report.json").read_text())
+    assert report["identity"]["benchmarks"]["own"]["positive"] == "yes"
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--data", "x.jsonl", "--positive", "1"], "exactly one --scorer"),
+    (["--data", "x.jsonl", "--scorer", "toxicity"], "needs --positive"),
+    (["--data", "x.jsonl", "--scorer", "toxicity", "--positive", "1", "--benchmark", "begin"], "not both"),
+    (["--data", "missing.jsonl", "--scorer", "toxicity", "--positive", "1"], "does not exist"),
+])
+def test_cli_errors_before_the_model(argv: list[str], message: str) -> None:
+    from localjudge.cli import CliError
+
+    judge = custom_judge()
+    with pytest.raises((CliError, ValueError, FileNotFoundError), match=message):
+        run_bench_command(bench_args(*argv), judge=judge)
+    assert judge.calls == []
+
+
+def test_one_label_left_after_unscored_rows_is_reported_not_a_crash(tmp_path: Path) -> None:
+    script = dict(custom_judge().script)
+    claims = script["Claims"]
+    positive = {key(r["answer"]) for r in CUSTOM if r["human"].lower() == "yes"}
+    script["Claims"] = lambda p: "{bad" if block_text(p, "TEXT") in positive else claims(p)  # type: ignore[operator]
+    bench = custom_benchmark(write_custom(tmp_path), scorer="hallucination", label_col="human", positive="yes",
+                             columns=CUSTOM_COLUMNS)
+    (result,) = run_bench(FakeJudge(script), [bench], out_dir=tmp_path / "out", **FAST).results
+    assert (result.scored, result.unscored) == (4, 3)
+    judge = {row.name: row for row in result.table}[JUDGE]
+    assert judge.auc == Estimate(None) and judge.beats_baselines == "n/a"
+    assert "Only one label among the scored rows" in " ".join(result.notes)
+    assert "| judge score | judge | 4 | n/a | n/a | n/a |" in (tmp_path / "out" / "report.md").read_text()
