@@ -270,3 +270,19 @@ def test_one_label_left_after_unscored_rows_is_reported_not_a_crash(tmp_path: Pa
     assert judge.auc == Estimate(None) and judge.beats_baselines == "n/a"
     assert "Only one label among the scored rows" in " ".join(result.notes)
     assert "| judge score | judge | 4 | n/a | n/a | n/a |" in (tmp_path / "out" / "report.md").read_text()
+
+
+SOURCE = Path("/work/shared/data")
+
+
+@pytest.mark.skipif(not SOURCE.exists(), reason="the labeled source data is not on this machine")
+def test_shipped_subsets_are_rebuilt_byte_for_byte(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    subprocess.run([sys.executable, str(root / "scripts" / "make_bench_data.py"), "--source", str(SOURCE),
+                    "--out", str(tmp_path)], check=True, capture_output=True)
+    for bench in BENCHMARKS.values():
+        assert (tmp_path / bench.name / bench.path.name).read_bytes() == bench.path.read_bytes(), bench.name
+        assert (tmp_path / bench.name / "LICENSE").read_bytes() == (bench.path.parent / "LICENSE").read_bytes()
