@@ -1,0 +1,204 @@
+"""The offline guarantee: scoring never opens a network connection, and no code path can download.
+
+Fast tier: with every socket connection and DNS lookup made to fail (and recorded) inside the
+test process, a whole `evaluate` run and a whole `localjudge score` run on the fake judge
+complete; the package source never names a download function and passes
+``local_files_only=True`` to every ``from_pretrained``; a hub id given as a model path gets a
+hint instead of a download. Slow tier: the real model loads and scores with the network blocked.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localjudge import FakeJudge, cli, faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge.evaluate import evaluate
+from localjudge.model_files import ModelPathError, check_model_dir
+from localjudge.store import ResultStore
+from localjudge.tables import read_table, write_table
+
+PACKAGE = Path(__file__).resolve().parent.parent / "localjudge"
+DOWNLOADERS = {"hf_hub_download", "snapshot_download", "load_dataset", "urlopen", "urlretrieve"}
+NETWORK_MODULES = {"requests", "urllib", "http", "socket", "httpx", "aiohttp", "huggingface_hub"}
+ROWS = [
+    {"input": "Where is Paris?", "output": "Paris is in France.", "context": "Paris is the capital of France."},
+    {"input": "Help?", "output": "Only an idiot asks that.", "context": ["A user asked for help."]},
+]
+
+
+class NetworkUsed(RuntimeError):
+    """Raised (not OSError, which callers might swallow) by any attempt to reach the network."""
+
+
+@pytest.fixture
+def block_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Make every connection and DNS lookup in this process fail; yields the attempts made."""
+    attempts: list[str] = []
+
+    def refuse(what: str) -> Any:
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            attempts.append(f"{what}{args[1:] if what.startswith('socket.') else args}")
+            raise NetworkUsed(f"network access attempted: {what}")
+
+        return refused
+
+    monkeypatch.setattr(socket.socket, "connect", refuse("socket.connect"))
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse("socket.connect_ex"))
+    monkeypatch.setattr(socket, "create_connection", refuse("create_connection"))
+    monkeypatch.setattr(socket, "getaddrinfo", refuse("getaddrinfo"))
+    yield attempts
+    assert attempts == [], f"network access attempted: {attempts}"
+
+
+def test_network_is_really_blocked(block_network: list[str]) -> None:
+    with pytest.raises(NetworkUsed):
+        socket.create_connection(("huggingface.co", 443), timeout=1)
+    with pytest.raises(NetworkUsed):
+        socket.socket().connect(("127.0.0.1", 9))
+    block_network.clear()  # those two were ours
+
+
+def fake_judge() -> FakeJudge:
+    verdict = {"verdict": "yes", "reason": "r"}
+    return FakeJudge({
+        "Claims": lambda p: {"claims": ["A claim."]},
+        "HallucinationVerdicts": lambda p: {"verdicts": [verdict]},
+        "FaithfulnessVerdicts": lambda p: {"verdicts": [verdict]},
+        "ToxicityVerdicts": lambda p: {"verdicts": [{"statement": "s", "verdict": "no", "severity": "none",
+                                                      "reason": "r"}]},
+        "Reason": lambda p: {"reason": "ok"},
+    })
+
+
+def test_evaluate_end_to_end_offline(block_network: list[str], tmp_path: Path) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    judge = fake_judge()
+    scorers = [hallucination_scorer(judge), faithfulness_scorer(judge), toxicity_scorer(judge)]
+    result = evaluate(read_table(data), scorers, store=ResultStore(tmp_path / "log"))
+    write_table(result.dataset, tmp_path / "out.jsonl")
+    write_table(result.dataset, tmp_path / "out.parquet")
+    assert all(s.scored == 2 for s in result.summary.values())
+    assert read_table(tmp_path / "out.parquet").num_rows == 2
+
+
+def test_cli_end_to_end_offline(block_network: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    monkeypatch.setattr(cli, "build_judge", lambda args, device_map=None: fake_judge())
+    out = tmp_path / "out.jsonl"
+    code = cli.main(["--quiet", "score", "--model", "unused", "--scorer", "hallucination,toxicity",
+                     "--data", str(data), "--out", str(out)])
+    assert code == 0 and len(out.read_text(encoding="utf-8").splitlines()) == 2
+
+
+def package_trees() -> list[tuple[Path, ast.Module]]:
+    return [(path, ast.parse(path.read_text(encoding="utf-8"))) for path in sorted(PACKAGE.rglob("*.py"))]
+
+
+def test_no_module_can_download() -> None:
+    found = []
+    for path, tree in package_trees():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                modules = [node.module or ""]
+            else:
+                modules = []
+            found += [f"{path.name}:{node.lineno}: import {m}" for m in modules if m.split(".")[0] in NETWORK_MODULES]
+            name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
+            if isinstance(node, ast.alias):
+                name = node.name
+            if name in DOWNLOADERS:
+                found.append(f"{path.name}: {name}")
+    assert found == []
+
+
+def _literal_dicts(function: ast.AST) -> dict[str, dict[str, Any]]:
+    """`name = {...}` dict literals (string keys, constant values) assigned inside a function."""
+    dicts: dict[str, dict[str, Any]] = {}
+    for node in ast.walk(function):
+        target, value = None, None
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target, value = node.targets[0], node.value
+        elif isinstance(node, ast.AnnAssign):
+            target, value = node.target, node.value
+        if isinstance(target, ast.Name) and isinstance(value, ast.Dict):
+            dicts[target.id] = {
+                k.value: (v.value if isinstance(v, ast.Constant) else ast.unparse(v))
+                for k, v in zip(value.keys, value.values)
+                if isinstance(k, ast.Constant)
+            }
+    return dicts
+
+
+def from_pretrained_calls() -> list[tuple[str, dict[str, Any]]]:
+    """Every `*.from_pretrained(...)` call in the package, with the keyword values it passes."""
+    calls = []
+    for path, tree in package_trees():
+        for function in ast.walk(tree):
+            if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            dicts = _literal_dicts(function)
+            for node in ast.walk(function):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and node.func.attr == "from_pretrained":
+                    kwargs: dict[str, Any] = {}
+                    for keyword in node.keywords:
+                        if keyword.arg is None and isinstance(keyword.value, ast.Name):  # **common
+                            kwargs.update(dicts.get(keyword.value.id, {}))
+                        elif keyword.arg is not None:
+                            value = keyword.value
+                            kwargs[keyword.arg] = value.value if isinstance(value, ast.Constant) else ast.unparse(value)
+                    calls.append((f"{path.name}:{node.lineno}", kwargs))
+    return calls
+
+
+def test_every_from_pretrained_is_local_only() -> None:
+    calls = from_pretrained_calls()
+    assert len(calls) >= 2  # the tokenizer and the model
+    for where, kwargs in calls:
+        assert kwargs.get("local_files_only") is True, where
+        assert kwargs.get("trust_remote_code") != True, where  # noqa: E712 - a literal True is refused
+
+
+@pytest.mark.parametrize("hub_id", ["meta-llama/Llama-3.1-8B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct"])
+def test_hub_id_gets_a_hint_not_a_download(block_network: list[str], hub_id: str) -> None:
+    with pytest.raises(ModelPathError, match="hub id: localjudge never downloads"):
+        check_model_dir(hub_id)
+
+
+def test_relative_path_is_not_called_a_hub_id(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "models").mkdir()
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ModelPathError) as error:
+        check_model_dir("models/missing")
+    assert "does not exist" in str(error.value) and "hub id" not in str(error.value)
+
+
+@pytest.mark.slow
+def test_real_judge_scores_with_network_blocked(block_network: list[str], real_judge: Any) -> None:
+    """Generation on the real model (loaded by the session fixture) with the network blocked."""
+    for factory in (hallucination_scorer, toxicity_scorer):
+        results = factory(real_judge).run_batch(ROWS)
+        assert all(r.scored or r.error for r in results)
+        assert sum(r.scored for r in results) >= 1
+
+
+@pytest.mark.slow
+def test_real_model_loads_with_network_blocked(block_network: list[str], model_dir: Path) -> None:
+    """Loading too: a fresh TransformersJudge built after the network is blocked (the session
+    fixture may have been built before this test's block)."""
+    from localjudge.transformers_judge import TransformersJudge
+
+    judge = TransformersJudge(model_dir, threads=1)
+    (result,) = toxicity_scorer(judge).run_batch(ROWS[1:])
+    assert result.scored or result.error
