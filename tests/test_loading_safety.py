@@ -115,7 +115,7 @@ def test_custom_code_model_is_refused(model_dir: Path, tmp_path: Path) -> None:
     folder = tmp_path / "custom"
     marker = custom_code_model(folder, model_dir, model_type="localjudge_custom")
     with pytest.raises(ValueError, match="trust_remote_code=True"):
-        TransformersJudge(folder, threads=1)
+        TransformersJudge(folder)
     assert not marker.exists()
 
 
@@ -126,6 +126,6 @@ def test_custom_code_beside_a_known_architecture_never_runs(model_dir: Path, tmp
 
     folder = tmp_path / "custom"
     marker = custom_code_model(folder, model_dir, model_type="llama")
-    judge = TransformersJudge(folder, threads=1)
+    judge = TransformersJudge(folder)
     assert type(judge.model).__module__.startswith("transformers.")
     assert not marker.exists()

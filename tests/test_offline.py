@@ -199,6 +199,6 @@ def test_real_model_loads_with_network_blocked(block_network: list[str], model_d
     fixture may have been built before this test's block)."""
     from localjudge.transformers_judge import TransformersJudge
 
-    judge = TransformersJudge(model_dir, threads=1)
+    judge = TransformersJudge(model_dir)
     (result,) = toxicity_scorer(judge).run_batch(ROWS[1:])
     assert result.scored or result.error
