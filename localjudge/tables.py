@@ -6,7 +6,7 @@ import csv
 import json
 import os
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +76,7 @@ def _from_rows(rows: list[Any], path: Path) -> "Dataset":
     return dataset_from_rows(rows, where=str(path))
 
 
-def dataset_from_rows(rows: Sequence[dict[str, Any]], *, where: str = "rows") -> "Dataset":
+def dataset_from_rows(rows: Sequence[Mapping[str, Any]], *, where: str = "rows") -> "Dataset":
     """A `Dataset` from dicts whose columns may mix types (a string here, chat messages there).
 
     Arrow needs one type per column, so a column whose values mix types is stored as JSON text
@@ -86,6 +86,8 @@ def dataset_from_rows(rows: Sequence[dict[str, Any]], *, where: str = "rows") ->
     """
     from datasets import Dataset
 
+    if not all(isinstance(r, Mapping) for r in rows):
+        raise ValueError(f"{where}: every row must be a dict (a JSON object)")
     keys = list(dict.fromkeys(k for r in rows for k in r))
     kinds = {k: {type(r.get(k)).__name__ for r in rows if r.get(k) is not None} for k in keys}
     marked = {k for k in keys if any(_is_json_cell(r.get(k)) for r in rows)}  # must round-trip

@@ -1,4 +1,4 @@
-"""Bad and odd input, table-driven: 98 kinds, each a parametrize case with its own id.
+"""Bad and odd input, table-driven: 99 kinds, each a parametrize case with its own id.
 
 Every kind ends in one of four ways, never in a crash that loses the other rows and never in a
 made-up score:
@@ -25,11 +25,11 @@ The kinds, by table:
   separators, lone surrogates, a surrogate pair, a BOM, text that looks like a JSON-cell marker.
 - JUDGE_CASES (5): prompt over the context window, an answer that is not JSON, has an extra
   key, is cut off twice, or is empty.
-- SETUP_CASES (24): unknown scorer; scale 0, negative, NaN, inf, a string, a bool; empty
+- SETUP_CASES (25): unknown scorer; scale 0, negative, NaN, inf, a string, a bool; empty
   dataset, unknown column, batch size 0, no scorer, a scorer twice; model path missing, a hub
   id, a plain file, a folder with no config, a config that is not JSON or not an object, no
-  weights, pickle-only weights; a JSONL row that is not an object, bytes in a row, a CSV with
-  no header or a duplicated column.
+  weights, pickle-only weights; a JSONL row that is not an object, a row that is not a dict,
+  bytes in a row, a CSV with no header or with a duplicated column.
 - STORE_CASES (16): a resume-log line that is garbage, cut off, an array, null, has no result,
   a non-string key, a null result, a missing or extra field, a string, NaN or bool score, a
   score beside an error, a non-integer token count, invalid UTF-8, NUL bytes.
@@ -328,6 +328,8 @@ SETUP_CASES = [
                  ModelPathError, "only pickle weights", id="model-pickle-only"),
     pytest.param(lambda tmp: read_table(_model_dir(tmp, {"d.jsonl": b'{"output": "a"}\n["a list"]\n'}) / "d.jsonl"),
                  ValueError, "every row must be a JSON object", id="row-not-an-object"),
+    pytest.param(lambda tmp: dataset_from_rows([GOOD, "a string row"]), ValueError,  # type: ignore[list-item]
+                 "every row must be a dict", id="row-not-a-dict"),
     pytest.param(lambda tmp: dataset_from_rows([GOOD, {**GOOD, "output": b"x"}]), ValueError,
                  "a value cannot be stored in a table", id="bytes-in-a-table"),
     pytest.param(lambda tmp: read_table(_model_dir(tmp, {"d.csv": b""}) / "d.csv"), ValueError,
