@@ -1,6 +1,6 @@
 """Prompt injection on the fake judge: untrusted text stays inside its block, scores come from JSON.
 
-For each of the INJECTIONS (appended to a run's output, context or input) and each scorer, the
+For each of the 40 INJECTIONS (appended to a run's output, context or input) and each scorer, the
 prompts the judge receives are compared with those of the same run without the injection:
 
 - the text outside the `<<<NAME ... NAME>>>` blocks is identical (untrusted text changes only
