@@ -30,7 +30,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 CASES_FILE = ROOT / "tests" / "test_injection.py"
-SHOWN = {"hallucination": {"output", "context"}, "faithfulness": {"output", "context"}, "toxicity": {"output", "input"}}
+FIELDS = {"output", "context", "input"}
+SHOWN = {"hallucination": FIELDS, "faithfulness": FIELDS, "toxicity": {"output", "input"}}  # fields prompts show
 BETTER = {"hallucination": -1, "faithfulness": 1, "toxicity": -1}  # sign of a "better" score change
 CONTROL_TEXT = "Thank you for reading this answer; I hope it helps."
 

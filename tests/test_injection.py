@@ -142,7 +142,7 @@ def expected_blocks(scorer: Scorer, run: dict[str, Any]) -> dict[str, str]:
     sample = scorer.sample(run)
     return {name: neutralise(text) for name, text in [
         ("TEXT", sample.output), ("RESPONSE", sample.output), ("PROMPT", sample.input),
-        ("CONTEXT", "\n".join(sample.context or ())),
+        ("QUESTION", sample.input), ("CONTEXT", "\n".join(sample.context or ())),
     ]}
 
 
@@ -218,7 +218,8 @@ def test_a_judge_echoing_an_injection_into_a_claim_is_neutralised() -> None:
     result = hallucination_scorer(judge).run(BASE)
     analyze = result.analyze_prompt or ""
     assert not SPECIAL_SHAPES.search(analyze)
-    assert len(MARKER_RUNS.findall(analyze)) == 2 and analyze.count("CONTEXT>>>") == 1
+    assert len(MARKER_RUNS.findall(analyze)) == 2 * len(BLOCK.findall(analyze))
+    assert analyze.count("<<<CONTEXT") == analyze.count("CONTEXT>>>") == 1
 
 
 @pytest.mark.xfail(strict=True, reason="scorers/verdicts.py verdict_lines puts judge-written claims and "
