@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.evaluate import Columns, Evaluation, ScorerSummary, evaluate, rows_to_runs, to_dataset
+from localjudge.scorer import check_scale
 from localjudge.scorers import SCORERS, get_scorer_factory
 
 log = logging.getLogger("localjudge")
@@ -51,6 +52,15 @@ def parse_scorers(text: str) -> list[str]:
     if not names:
         raise ValueError("give at least one scorer")
     return names
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Numeric flags are checked before the model loads."""
+    check_scale(args.scale)
+    if args.batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {args.batch_size}")
+    if args.limit is not None and args.limit < 1:
+        raise ValueError(f"--limit must be at least 1, got {args.limit}")
 
 
 def build_judge(args: argparse.Namespace, device_map: Any = None) -> Any:
@@ -117,8 +127,9 @@ def run_score(args: argparse.Namespace) -> int:
     from localjudge.tables import read_table, write_table
 
     names = parse_scorers(args.scorer)
+    check_numbers(args)
     dataset = read_table(args.data)
-    if args.limit:
+    if args.limit is not None:
         dataset = dataset.select(range(min(args.limit, len(dataset))))
     columns = Columns(args.input_col or None, args.output_col, args.context_col or None, args.id_col)
     rows_to_runs(to_dataset(dataset).select(range(1)), columns)  # bad data fails before the model loads
@@ -211,9 +222,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_column_flags(score)
     score.set_defaults(func=run_score)
 
+    from localjudge.bench_cli import add_bench_parser
     from localjudge.sweep import add_sweep_parser
 
     add_sweep_parser(sub)
+    add_bench_parser(sub)
     return parser
 
 

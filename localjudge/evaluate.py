@@ -22,7 +22,7 @@ from localjudge.result import ScoreResult
 from localjudge.runs import Sample
 from localjudge.scorer import Scorer
 from localjudge.store import ResultStore, result_from_dict, result_key
-from localjudge.tables import decode_cell
+from localjudge.tables import dataset_from_rows, decode_cell
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -71,7 +71,7 @@ def to_dataset(data: Any) -> "Dataset":
     """A `datasets.Dataset` from a Dataset or a list of dicts; empty data is an error."""
     from datasets import Dataset
 
-    dataset = data if isinstance(data, Dataset) else Dataset.from_list(list(data))
+    dataset = data if isinstance(data, Dataset) else dataset_from_rows(list(data))
     if len(dataset) == 0:
         raise ValueError("the dataset has no rows")
     return dataset

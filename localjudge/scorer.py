@@ -198,8 +198,11 @@ class Scorer:
     def _shortcuts(self, items: list[_Item]) -> None:
         for item in items:
             if item.result is None and (decided := self.shortcut(item.sample, item.state)):
-                fraction, reason = decided
-                item.result = self._result(item, fraction * self.scale, reason)
+                fraction, reason = decided  # decided by rule: certain, so prob_score = score
+                item.result = replace(
+                    self._result(item, fraction * self.scale, reason),
+                    prob_score=round_half_up(fraction * self.scale, 4),
+                )
 
     def _step(self, name: str, step: LLMStep, items: list[_Item]) -> None:
         """One judge call for `items` (plus one retry call for failures), parse, finish."""

@@ -8,6 +8,8 @@ share one call. Grammars are compiled once per schema per process and reused.
 
 from __future__ import annotations
 
+import copy
+import inspect
 import json
 import logging
 from collections.abc import Sequence
@@ -38,6 +40,16 @@ def _literal_fields(schema: dict[str, Any], defs: dict[str, Any] | None = None) 
                 for key, more in _literal_fields(defs[node["$ref"].rsplit("/", 1)[-1]], defs).items():
                     found[key] = tuple(sorted(set(found.get(key, ())) | set(more)))
     return found
+
+
+def context_window(config: Any, tokenizer: Any) -> int:
+    """The model's context length from its config (or tokenizer); 2**31 if none is declared."""
+    for key in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
+        value = getattr(config, key, None) or getattr(getattr(config, "text_config", None), key, None)
+        if isinstance(value, int) and value > 0:
+            return value
+    limit = getattr(tokenizer, "model_max_length", None)
+    return int(limit) if isinstance(limit, int) and 0 < limit < 10**9 else 2**31
 
 
 class TransformersJudge:
@@ -95,7 +107,7 @@ class TransformersJudge:
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"  # decoder-only batching pads on the left
-        self.context_window = int(getattr(self.model.config, "max_position_embeddings", 0) or 2**31)
+        self.context_window = context_window(self.model.config, self.tokenizer)
 
         # Outlines wraps the model; its llguidance backend builds the tokenizer index once.
         self.outlines_model = outlines.from_transformers(self.model, self.tokenizer)
@@ -105,6 +117,10 @@ class TransformersJudge:
             self.tokenizer, n_vocab=self.model.config.vocab_size
         )
         self._grammars: dict[type[BaseModel], tuple[str, dict[str, tuple[str, ...]]]] = {}
+        self._prefix_caches: dict[tuple[int, ...], Any] = {}  # shared instructions' KV, by tokens
+        # transformers 5.2x renamed `past_key_values` to `cache`; use whichever this one takes.
+        forward_params = inspect.signature(self.model.forward).parameters
+        self._cache_kw = "cache" if "cache" in forward_params else "past_key_values"
         self._identity = f"{files.directory.name}@{files.fingerprint()}:{self.model.dtype}:greedy"
 
     @property
@@ -126,6 +142,18 @@ class TransformersJudge:
         """The prompt as the model sees it, chat template applied."""
         return self.tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
 
+    def _ids(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False).input_ids
+
+    def _shared_prefix(self, prompts: Sequence[ChatPrompt]) -> list[int]:
+        """Token ids of the turns before the last user message (instructions and worked
+        examples), when every prompt of the call shares them; else []."""
+        heads = {json.dumps(p[:-1]) for p in prompts}
+        if len(heads) != 1 or len(prompts[0]) < 2:
+            return []
+        head = self.tokenizer.apply_chat_template(prompts[0][:-1], tokenize=False)
+        return self._ids(head)
+
     def generate(
         self,
         prompts: Sequence[ChatPrompt],
@@ -134,36 +162,62 @@ class TransformersJudge:
         max_new_tokens: int,
     ) -> list[Generation]:
         """One batched, greedy, constrained `generate` call for all prompts that fit."""
-        texts = [self.render(p) for p in prompts]
-        lengths = [len(self.tokenizer(t, add_special_tokens=False).input_ids) for t in texts]
-        results: list[Generation | None] = [None] * len(texts)
+        prefix = self._shared_prefix(prompts)
+        token_ids = [self._ids(self.render(p)) for p in prompts]
+        if prefix and any(ids[: len(prefix)] != prefix or len(ids) == len(prefix) for ids in token_ids):
+            prefix = []  # the template does not split cleanly at the turn boundary: no reuse
+        results: list[Generation | None] = [None] * len(prompts)
         fit = []
-        for i, n in enumerate(lengths):
-            if n + max_new_tokens > self.context_window:
+        for i, ids in enumerate(token_ids):
+            if len(ids) + max_new_tokens > self.context_window:
                 results[i] = Generation(
-                    "", error=f"prompt of {n} tokens plus {max_new_tokens} to generate exceeds the "
+                    "", error=f"prompt of {len(ids)} tokens plus {max_new_tokens} to generate exceeds the "
                     f"model's context window of {self.context_window} tokens",
                 )
             else:
                 fit.append(i)
         if fit:
-            for i, generation in zip(fit, self._generate([texts[i] for i in fit], [schemas[i] for i in fit], max_new_tokens)):
+            generated = self._generate(prefix, [token_ids[i][len(prefix):] for i in fit], [schemas[i] for i in fit], max_new_tokens)
+            for i, generation in zip(fit, generated):
                 results[i] = generation
         return results  # type: ignore[return-value]
 
+    def _prefix_cache(self, prefix: list[int], batch: int) -> Any:
+        """The KV cache of the shared prefix, computed once per process, copied for `batch` rows."""
+        key = tuple(prefix)
+        if key not in self._prefix_caches:
+            from transformers import DynamicCache
+
+            cache = DynamicCache(config=self.model.config)
+            ids = torch.tensor([prefix], device=self.model.device)
+            self.model(input_ids=ids, use_cache=True, **{self._cache_kw: cache})
+            if len(self._prefix_caches) >= 8:
+                self._prefix_caches.pop(next(iter(self._prefix_caches)))
+            self._prefix_caches[key] = cache
+        cache = copy.deepcopy(self._prefix_caches[key])
+        cache.batch_repeat_interleave(batch)
+        return cache
+
     @torch.inference_mode()
-    def _generate(self, texts: list[str], schemas: list[type[BaseModel]], max_new_tokens: int) -> list[Generation]:
+    def _generate(
+        self, prefix: list[int], suffixes: list[list[int]], schemas: list[type[BaseModel]], max_new_tokens: int
+    ) -> list[Generation]:
+        """Rows are [shared prefix][left padding][own suffix]; the prefix comes from the cache."""
         from transformers import LogitsProcessorList
 
         grammars = [self._grammar(s) for s in schemas]
         processor = RowGrammarProcessor(
             self._llg_tokenizer, [g for g, _ in grammars], [f for _, f in grammars], self.tokenizer
         )
-        inputs = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False)
-        inputs = inputs.to(self.model.device)
-        eos = self.tokenizer.eos_token_id
+        pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
+        width = max(len(s) for s in suffixes)
+        rows = [prefix + [pad] * (width - len(s)) + s for s in suffixes]
+        masks = [[1] * len(prefix) + [0] * (width - len(s)) + [1] * len(s) for s in suffixes]
+        input_ids = torch.tensor(rows, device=self.model.device)
+        extra = {self._cache_kw: self._prefix_cache(prefix, len(rows))} if prefix else {}
         output = self.model.generate(
-            **inputs,
+            input_ids=input_ids,
+            attention_mask=torch.tensor(masks, device=self.model.device),
             logits_processor=LogitsProcessorList([processor]),
             max_new_tokens=max_new_tokens,
             do_sample=False,
@@ -172,11 +226,11 @@ class TransformersJudge:
             top_p=None,
             top_k=None,
             eos_token_id=eos,
-            pad_token_id=self.tokenizer.pad_token_id,
+            pad_token_id=pad,
+            **extra,
         )
-        new = output[:, inputs["input_ids"].shape[1]:].tolist()
         results = []
-        for row, ids in enumerate(new):
+        for row, ids in enumerate(output[:, input_ids.shape[1]:].tolist()):
             finished = eos in ids
             ids = ids[: ids.index(eos)] if finished else ids
             results.append(
@@ -188,4 +242,3 @@ class TransformersJudge:
                 )
             )
         return results
-

@@ -204,8 +204,6 @@ def test_odd_rows_through_evaluate_keep_every_row() -> None:
             assert score == {"scored": 1.0, "shortcut": 0.0}[case.expect] and error is None, case
 
 
-@pytest.mark.xfail(strict=True, reason="evaluate.to_dataset uses Dataset.from_list, which Arrow refuses for "
-                   "mixed-type columns; fix: build it with localjudge.tables.dataset_from_rows (see issue 6)")
 def test_evaluate_accepts_a_list_with_mixed_type_columns() -> None:
     rows = [GOOD, {**GOOD, "output": 42}, {**GOOD, "context": [CONTEXT]}]
     ev = evaluate(rows, [hallucination_scorer(judge())])
@@ -401,8 +399,6 @@ def test_cli_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], fa
     assert all(not j.calls for j in fake_cli_judge)
 
 
-@pytest.mark.xfail(strict=True, reason="cli.run_score builds the judge (loads the model) before the scorers "
-                   "check --scale and evaluate checks --batch-size; fix: check both before build_judge (issue 6)")
 @pytest.mark.parametrize("flag", [["--scale", "0"], ["--batch-size", "0"]])
 def test_cli_checks_numbers_before_loading_the_model(fake_cli_judge: list[FakeJudge], data_file: Path,
                                                      flag: list[str]) -> None:

@@ -13,6 +13,7 @@ import pytest
 from localjudge.bench import JUDGE, JUDGE_PROB, Estimate, measure, run_bench
 from localjudge.bench_cli import add_bench_parser, run_bench_command
 from localjudge.benchmarks import BENCHMARKS, custom_benchmark, is_positive, load_benchmark, select_benchmarks
+from localjudge.scorers import hallucination
 from localjudge.evaluate import Columns
 from localjudge.judge import FakeJudge, Generation
 from localjudge.prompting import neutralise
@@ -119,7 +120,7 @@ def test_report_files_are_written(tmp_path: Path) -> None:
     assert (tmp_path / "halueval_qa-roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     data = json.loads((tmp_path / "report.json").read_text())
     ident = data["identity"]
-    assert ident["judge"] == "fake-judge" and ident["scorers"] == {"hallucination": "hallucination-v1"}
+    assert ident["judge"] == "fake-judge" and ident["scorers"] == {"hallucination": hallucination.VERSION}
     assert {"localjudge", "torch", "transformers", "outlines", "datasets"} <= set(ident["libraries"])
     assert ident["seed"] == 0 and ident["limit"] == 10 and ident["elapsed_seconds"] >= 0
     assert ident["started_utc"].endswith("+00:00") and len(ident["benchmarks"]["halueval_qa"]["sha256"]) == 64

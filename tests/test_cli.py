@@ -68,7 +68,7 @@ def test_tables_round_trip_with_mixed_cells(tmp_path: Path, suffix: str) -> None
     out = tmp_path / f"out{suffix}"
     write_table(dataset, out)
     again = read_table(out)
-    assert again.num_rows == 6 and again.column_names == dataset.column_names
+    assert again.num_rows == dataset.num_rows == 8 and again.column_names == dataset.column_names
     if suffix == ".jsonl":
         rows = [json.loads(line) for line in out.read_text().splitlines()]
         assert rows[4]["output"] == [{"role": "assistant", "content": "Water boils at 100 degrees Celsius at sea level."}]

@@ -26,16 +26,24 @@ Rules:
 - Add nothing that the text does not say. At most {MAX_ITEMS} claims.
 {DATA_NOTE}"""
 
-CLAIMS_EXAMPLE = (
-    "List the claims of this text.\n<<<TEXT\nMarie Curie won two Nobel Prizes, in 1903 and 1911, "
-    "and was probably the greatest scientist ever.\nTEXT>>>",
-    '{"claims":["Marie Curie won two Nobel Prizes.","Marie Curie won a Nobel Prize in 1903.",'
-    '"Marie Curie won a Nobel Prize in 1911.","Marie Curie was probably the greatest scientist ever."]}',
-)
+def claims_prompt(question: str, text: str) -> str:
+    """User message of the claims step: the question answered (if any), then the text."""
+    asked = f"The text answers this question:\n{block('QUESTION', question)}\n" if question.strip() else ""
+    return f"{asked}List the claims of this text, each a full sentence.\n{block('TEXT', text)}"
 
 
 def render_claims(sample: Sample, state: State) -> str:
-    return f"List the claims of this text.\n{block('TEXT', sample.output)}"
+    return claims_prompt(sample.input, sample.output)
+
+
+CLAIMS_EXAMPLE = (
+    claims_prompt(
+        "What is Marie Curie known for?",
+        "Two Nobel Prizes, in 1903 and 1911. She was probably the greatest scientist ever.",
+    ),
+    '{"claims":["Marie Curie won two Nobel Prizes.","Marie Curie won a Nobel Prize in 1903.",'
+    '"Marie Curie won a Nobel Prize in 1911.","Marie Curie was probably the greatest scientist ever."]}',
+)
 
 
 def dedupe_claims(sample: Sample, state: State, parsed: dict[str, Any]) -> dict[str, Any]:
@@ -60,17 +68,18 @@ def claims_of(state: State) -> list[str]:
     return list(state["preprocess"]["claims"])
 
 
-def claim_check_prompt(context: str, claims: list[str]) -> str:
-    """User message for verdict steps: the context, then the numbered claims."""
+def claim_check_prompt(context: str, claims: list[str], question: str = "") -> str:
+    """User message for verdict steps: the question (if any), the context, the numbered claims."""
+    asked = f"The claims answer this question:\n{block('QUESTION', question)}\n" if question.strip() else ""
     return (
-        f"{block('CONTEXT', context)}\n"
+        f"{asked}{block('CONTEXT', context)}\n"
         f"Claims to check against the context:\n{numbered(claims)}\n"
         f"Give exactly {len(claims)} verdicts, one per claim, in order."
     )
 
 
 def render_claim_check(sample: Sample, state: State) -> str:
-    return claim_check_prompt("\n".join(sample.context or ()), claims_of(state))
+    return claim_check_prompt("\n".join(sample.context or ()), claims_of(state), sample.input)
 
 
 def attach_claims(key: str) -> Any:

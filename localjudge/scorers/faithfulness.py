@@ -26,7 +26,7 @@ from localjudge.scorers.claims import (
 )
 from localjudge.scorers.verdicts import mean_label_prob, verdict_lines
 
-VERSION = "faithfulness-v1"
+VERSION = "faithfulness-v2"
 
 
 class FaithfulnessVerdict(Strict):
@@ -50,6 +50,7 @@ ANALYZE_EXAMPLE = (
     claim_check_prompt(
         "Ada Lovelace wrote the first published computer program, for Babbage's Analytical Engine, in 1843.",
         ["Ada Lovelace wrote a program for the Analytical Engine.", "She wrote it in 1853.", "She had two children."],
+        "Who was Ada Lovelace?",
     ),
     '{"verdicts":[{"verdict":"yes","reason":"Stated."},{"verdict":"no","reason":"1843, not 1853."},'
     '{"verdict":"unsure","reason":"Children are not mentioned."}]}',

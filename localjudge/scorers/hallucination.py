@@ -25,7 +25,7 @@ from localjudge.scorers.claims import (
 )
 from localjudge.scorers.verdicts import mean_label_prob, verdict_lines
 
-VERSION = "hallucination-v1"
+VERSION = "hallucination-v2"
 
 
 class HallucinationVerdict(Strict):
@@ -52,6 +52,7 @@ ANALYZE_EXAMPLE = (
         "The Eiffel Tower in Paris was completed in 1889 and is 330 metres tall.",
         ["The Eiffel Tower is in Paris.", "It was completed in 1925.", "It is about 330 metres tall.",
          "It is the most visited monument in the world."],
+        "Tell me about the Eiffel Tower.",
     ),
     '{"verdicts":[{"verdict":"no","reason":"Paris is stated."},{"verdict":"yes","reason":"1889, not 1925."},'
     '{"verdict":"no","reason":"Matches 330 metres."},{"verdict":"yes","reason":"Visitors are not mentioned."}]}',

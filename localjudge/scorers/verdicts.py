@@ -5,10 +5,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from localjudge.prompting import neutralise
+
 
 def verdict_lines(verdicts: Sequence[Mapping[str, Any]], subject: str) -> str:
-    """One line per verdict: ``- yes: <subject> (<reason>)``."""
-    return "\n".join(f"- {v['verdict']}: {v[subject]} ({v['reason']})" for v in verdicts)
+    """One line per verdict: ``- yes: <subject> (<reason>)``; judge-written text is neutralised."""
+    return "\n".join(f"- {v['verdict']}: {neutralise(v[subject])} ({neutralise(v['reason'])})" for v in verdicts)
 
 
 def label_choices(label_probs: Sequence[Mapping[str, float]], label: str) -> list[Mapping[str, float]]:
