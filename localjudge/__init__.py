@@ -8,31 +8,45 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from localjudge.evaluate import Columns, Evaluation, ScorerSummary, evaluate, score_runs
 from localjudge.judge import FakeJudge, Generation, Judge, UnscriptedCallError
 from localjudge.result import ScoreResult
+from localjudge.run_evals import ItemResult, RunEvalsResult, run_evals
 from localjudge.runs import InvalidRunError, Sample
+from localjudge.store import ResultStore
 from localjudge.scorer import Scorer, UnscorableError
 from localjudge.scorers import SCORERS, faithfulness_scorer, hallucination_scorer, toxicity_scorer
 
 if TYPE_CHECKING:
+    from localjudge.bench import run_bench
     from localjudge.transformers_judge import TransformersJudge
 
 __version__ = "0.1.0"
 
 __all__ = [
     "SCORERS",
+    "Columns",
+    "Evaluation",
     "FakeJudge",
     "Generation",
     "InvalidRunError",
+    "ItemResult",
     "Judge",
+    "ResultStore",
+    "RunEvalsResult",
     "ScoreResult",
     "Sample",
     "Scorer",
+    "ScorerSummary",
     "TransformersJudge",
     "UnscorableError",
     "UnscriptedCallError",
+    "evaluate",
     "faithfulness_scorer",
     "hallucination_scorer",
+    "run_bench",
+    "run_evals",
+    "score_runs",
     "toxicity_scorer",
 ]
 
@@ -42,4 +56,8 @@ def __getattr__(name: str) -> Any:
         from localjudge.transformers_judge import TransformersJudge
 
         return TransformersJudge
+    if name == "run_bench":  # numpy, matplotlib
+        from localjudge.bench import run_bench
+
+        return run_bench
     raise AttributeError(f"module 'localjudge' has no attribute {name!r}")

@@ -30,7 +30,7 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
                        help="local model directory (safetensors) or .gguf file; never downloaded")
     group.add_argument("--device-map", default=None,
                        help='"cpu", "cuda", "auto" (shard over GPUs via accelerate); default: GPU if any')
-    group.add_argument("--dtype", default="auto", help='"auto" (checkpoint dtype), "bfloat16", "float32", ...')
+    group.add_argument("--dtype", default="auto", help='"auto" (float32 on CPU, the checkpoint\'s dtype on GPU), "bfloat16", ...')
     group.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     group.add_argument("--allow-pickle", action="store_true", help="accept pickle (.bin) weights: can run code")
     group.add_argument("--trust-remote-code", action="store_true", help="run code shipped with the model")

@@ -82,7 +82,6 @@ class TransformersJudge:
         threads: int | None = None,
     ) -> None:
         files = check_model_dir(model_path, allow_pickle=allow_pickle)  # before any heavy import
-        import outlines
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         if threads:
@@ -104,24 +103,41 @@ class TransformersJudge:
             use_safetensors=None if allow_pickle or files.gguf else True,
             **common,
         ).eval()
+        self._setup(f"{files.directory.name}@{files.fingerprint()}:{self.model.dtype}:greedy")
+
+    @classmethod
+    def from_loaded(cls, model: Any, tokenizer: Any, *, identity: str) -> "TransformersJudge":
+        """A judge on a model and tokenizer already in memory (for example built with
+        `from_config` for a speed test, or loaded with your own settings).
+
+        Args:
+            model: A transformers causal LM, in eval mode on its device.
+            tokenizer: Its (fast) tokenizer, with a chat template.
+            identity: Names the model in result keys; change it whenever the weights change.
+        """
+        judge = cls.__new__(cls)
+        judge.model, judge.tokenizer = model.eval(), tokenizer
+        judge._setup(f"{identity}:{model.dtype}:greedy")
+        return judge
+
+    def _setup(self, identity: str) -> None:
+        """Everything after loading: padding, Outlines wrapper, grammar and prefix caches."""
+        import llguidance.hf
+        import outlines
+
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"  # decoder-only batching pads on the left
         self.context_window = context_window(self.model.config, self.tokenizer)
-
-        # Outlines wraps the model; its llguidance backend builds the tokenizer index once.
+        # Outlines wraps the model; llguidance (an Outlines backend) indexes the vocabulary once.
         self.outlines_model = outlines.from_transformers(self.model, self.tokenizer)
-        import llguidance.hf
-
-        self._llg_tokenizer = llguidance.hf.from_tokenizer(
-            self.tokenizer, n_vocab=self.model.config.vocab_size
-        )
+        self._llg_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=self.model.config.vocab_size)
         self._grammars: dict[type[BaseModel], tuple[str, dict[str, tuple[str, ...]]]] = {}
         self._prefix_caches: dict[tuple[int, ...], Any] = {}  # shared instructions' KV, by tokens
         # transformers 5.2x renamed `past_key_values` to `cache`; use whichever this one takes.
         forward_params = inspect.signature(self.model.forward).parameters
         self._cache_kw = "cache" if "cache" in forward_params else "past_key_values"
-        self._identity = f"{files.directory.name}@{files.fingerprint()}:{self.model.dtype}:greedy"
+        self._identity = identity
 
     @property
     def identity(self) -> str:
