@@ -1,0 +1,304 @@
+"""localjudge's speed on an NVIDIA GPU with a 7B-class model, against the bandwidth roofline.
+
+For a GPU machine without internet: no weights are downloaded. The model is a real
+Qwen2.5-7B-Instruct architecture (scripts/gpu/qwen2.5-7b-instruct/config.json, from the public
+config) with random bf16 weights built directly on the GPU. Tokenizer files cannot be
+downloaded either: it takes the config folder's own tokenizer if you put one there (or
+`--tokenizer PATH`), else SmolLM2's from models/smollm2-135m-instruct. A vocabulary smaller
+than the model's (49,152 vs 152,064) does not change the speed: the grammar's vocabulary is
+padded to the model's and the padding is never allowed.
+
+The model is wrapped in localjudge's judge with `TransformersJudge.from_loaded(model,
+tokenizer, identity=...)`; where that constructor is missing, or with `--via-disk`, it is
+saved (safetensors, ~15 GB) to a temporary folder and loaded back with
+`TransformersJudge(folder, device_map="cuda")`.
+
+Then, for each batch size, one scorer (default toxicity) over rows cycled from
+scripts/example.jsonl, a batch at a time, until all `--rows` are done or `--max-seconds`
+have passed (the batch in flight finishes). Printed per batch size: rows/s, generated tokens/s,
+the decode step time (forward only, from forward hooks; and the whole step with the grammar
+processor and transformers' loop), the fraction of the memory-bandwidth roofline it reaches
+(lower bound of a decode step = weight bytes / bandwidth; also with the KV cache read each
+step), and `torch.cuda.max_memory_allocated`.
+
+Random weights write arbitrary text: constrained decoding keeps every answer valid JSON, but
+the number of tokens per row is not what a trained model would write (random text tends to
+fill every string to its length limit), so rows/s is not a trained model's; the step time
+and tokens/s carry over.
+
+Usage:
+    python scripts/gpu_speed.py [--rows 1000] [--batch-sizes 8,32,64,128] [--scorer toxicity]
+        [--max-seconds 90] [--max-new-tokens N] [--bandwidth 4.8e12] [--tokenizer PATH]
+        [--config DIR] [--via-disk] [--json OUT.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import shutil
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+# scripts/ is not a package: import the shared timers from bench_speed (which also sets the
+# offline environment before torch loads).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_speed import (
+    ROOT,
+    ForwardTimer,
+    RecordingJudge,
+    load_rows,
+    peak_rss_mb,
+    table,
+    timed_processor,
+)
+
+DEFAULT_CONFIG = ROOT / "scripts" / "gpu" / "qwen2.5-7b-instruct"
+FALLBACK_TOKENIZER = ROOT / "models" / "smollm2-135m-instruct"
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json")
+
+
+class CappedJudge:
+    """Passes calls through with `max_new_tokens` capped (None: unchanged).
+
+    A cap bounds each call's decode steps, so a sweep fits a time budget; answers it cuts off
+    are retried by the engine (capped again) and then recorded as unscored.
+    """
+
+    def __init__(self, judge: Any, cap: int | None) -> None:
+        self.judge, self.cap = judge, cap
+
+    @property
+    def identity(self) -> str:
+        return self.judge.identity
+
+    def generate(self, prompts: Sequence[Any], schemas: Sequence[Any], *, max_new_tokens: int) -> list[Any]:
+        limit = max_new_tokens if self.cap is None else min(max_new_tokens, self.cap)
+        return self.judge.generate(prompts, schemas, max_new_tokens=limit)
+
+
+def pick_tokenizer(config_dir: Path, given: str | None) -> Path:
+    """The tokenizer folder: `--tokenizer`, else the config folder's own, else SmolLM2's."""
+    if given:
+        return Path(given)
+    if any((config_dir / name).exists() for name in TOKENIZER_FILES):
+        return config_dir
+    return FALLBACK_TOKENIZER
+
+
+def build_model(config_dir: Path, tokenizer: Any, seed: int) -> Any:
+    """The architecture of `config_dir/config.json` with random bf16 weights, made on the GPU."""
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(str(config_dir), local_files_only=True)
+    torch.manual_seed(seed)
+    with torch.device("cuda"):
+        model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
+    model.eval()
+    # The config's special-token ids are Qwen's; generation must stop on this tokenizer's.
+    for key in ("eos_token_id", "pad_token_id", "bos_token_id"):
+        value = getattr(tokenizer, key, None)
+        if value is not None:
+            setattr(model.config, key, value)
+            setattr(model.generation_config, key, value)
+    return model
+
+
+def make_judge(model: Any, tokenizer: Any, identity: str, via_disk: bool, tmp_root: str) -> tuple[Any, str]:
+    """localjudge's judge around the loaded model, and how it was made."""
+    from localjudge.transformers_judge import TransformersJudge
+
+    from_loaded = getattr(TransformersJudge, "from_loaded", None)
+    if from_loaded is not None and not via_disk:
+        return from_loaded(model, tokenizer, identity=identity), "TransformersJudge.from_loaded"
+    folder = tempfile.mkdtemp(prefix="localjudge-gpu-", dir=tmp_root)
+    try:
+        start = time.perf_counter()
+        model.save_pretrained(folder)  # safetensors
+        tokenizer.save_pretrained(folder)
+        saved = time.perf_counter() - start
+        judge = TransformersJudge(folder, device_map="cuda")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return judge, f"saved to disk and reloaded ({saved:.0f} s to save)"
+
+
+def percent(floor: float, measured: float) -> str:
+    """The share of the roofline reached: floor time / measured time."""
+    return f"{100 * floor / measured:.0f}%" if measured > 0 else "n/a"
+
+
+def sweep(judge: Any, scorer_name: str, rows: list[dict[str, Any]], batch_size: int,
+          max_seconds: float, cap: int | None, weight_bytes: int, kv_bytes_per_position: int,
+          bandwidth: float) -> dict[str, Any]:
+    """One batch size: batches until the rows or the time run out; the figures."""
+    import torch
+
+    from localjudge.evaluate import score_runs
+    from localjudge.scorers import get_scorer_factory
+
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    recorder = RecordingJudge(CappedJudge(judge, cap))
+    scorer = get_scorer_factory(scorer_name)(recorder)
+    done = scored = tokens = backoffs = 0
+    with ForwardTimer(judge.model) as forwards, timed_processor(judge.model.device) as processor:
+        start = time.perf_counter()
+        for first in range(0, len(rows), batch_size):
+            chunk = rows[first:first + batch_size]
+            _, summary = score_runs(chunk, [scorer], batch_size=batch_size)
+            s = summary[scorer_name]
+            done, scored, tokens = done + len(chunk), scored + s.scored, tokens + s.new_tokens
+            backoffs += s.oom_backoffs
+            if max_seconds and time.perf_counter() - start >= max_seconds:
+                break
+        seconds = time.perf_counter() - start
+
+    steps = max(forwards.decode.calls, 1)
+    forward_ms = 1000 * forwards.decode.seconds / steps
+    in_judge = sum(c.seconds for c in recorder.calls)
+    whole_ms = 1000 * (in_judge - forwards.prefill.seconds) / steps
+    floor_ms = 1000 * weight_bytes / bandwidth
+    kv_ms = 1000 * kv_bytes_per_position * forwards.kv_positions / steps / bandwidth
+    return {
+        "batch": batch_size,
+        "rows": done,
+        "seconds": round(seconds, 1),
+        "rows/s": round(done / seconds, 2),
+        "gen tokens": tokens,
+        "gen tokens/s": round(tokens / seconds, 1),
+        "rows scored": f"{100 * scored / max(done, 1):.0f}%",
+        "decode steps": forwards.decode.calls,
+        "forward ms/step": round(forward_ms, 2),
+        "whole ms/step": round(whole_ms, 2),
+        "processor ms/step": round(1000 * processor["steps"].seconds / steps, 2),
+        "prefill s": round(forwards.prefill.seconds, 2),
+        "roofline ms": round(floor_ms, 2),
+        "% roofline (weights)": percent(floor_ms, forward_ms),
+        "% roofline (weights+KV)": percent(floor_ms + kv_ms, forward_ms),
+        "% roofline whole step": percent(floor_ms, whole_ms),
+        "max GPU mem GB": round(torch.cuda.max_memory_allocated() / 2**30, 1),
+        "OOM back-offs": backoffs,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="folder holding config.json")
+    parser.add_argument("--tokenizer", default=None,
+                        help="tokenizer folder (default: the config folder's, else SmolLM2's)")
+    parser.add_argument("--data", default=str(ROOT / "scripts" / "example.jsonl"))
+    parser.add_argument("--rows", type=int, default=1000, help="rows per batch size, cycling --data")
+    parser.add_argument("--batch-sizes", default="8,32,64,128")
+    parser.add_argument("--scorer", default="toxicity", choices=("toxicity", "hallucination", "faithfulness"))
+    parser.add_argument("--max-seconds", type=float, default=90.0,
+                        help="stop a batch size after this long (0: no limit; default 90)")
+    parser.add_argument("--max-new-tokens", type=int, default=None,
+                        help="cap every judge call's new tokens (default: the scorer's own budget)")
+    parser.add_argument("--bandwidth", type=float, default=4.8e12,
+                        help="GPU memory bandwidth in bytes/s (default 4.8e12: H200)")
+    parser.add_argument("--via-disk", action="store_true",
+                        help="save the model and load it by path, even if from_loaded exists")
+    parser.add_argument("--tmp-dir", default=tempfile.gettempdir(), help="where --via-disk saves")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--json", default=None, help="also write every figure to this JSON file")
+    args = parser.parse_args()
+    batch_sizes = [int(b) for b in args.batch_sizes.split(",") if b.strip()]
+    if not batch_sizes or min(batch_sizes) < 1 or args.rows < 1:
+        parser.error("--batch-sizes and --rows must be positive")
+
+    import torch
+    import transformers
+    from transformers import AutoTokenizer
+
+    if not torch.cuda.is_available():
+        raise SystemExit("gpu_speed.py needs an NVIDIA GPU (torch.cuda.is_available() is False)")
+    rows = load_rows(Path(args.data), args.rows)
+    config_dir = Path(args.config)
+    tokenizer_dir = pick_tokenizer(config_dir, args.tokenizer)
+    tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir), local_files_only=True)
+
+    start = time.perf_counter()
+    model = build_model(config_dir, tokenizer, args.seed)
+    built_s = time.perf_counter() - start
+    weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
+    parameters = sum(p.numel() for p in model.parameters())
+    cfg = model.config
+    head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
+    element = next(model.parameters()).element_size()
+    kv_bytes_per_position = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * element
+    identity = f"random-{config_dir.name}-seed{args.seed}:{model.dtype}:greedy"
+    judge, how = make_judge(model, tokenizer, identity, args.via_disk, args.tmp_dir)
+    del model
+    gc.collect()
+    torch.cuda.empty_cache()
+
+    # Warm-up: grammar compile, CUDA kernels and allocator; a short cap keeps it quick.
+    from localjudge.evaluate import score_runs
+    from localjudge.scorers import get_scorer_factory
+
+    start = time.perf_counter()
+    score_runs(rows[:2], [get_scorer_factory(args.scorer)(CappedJudge(judge, 16))], batch_size=2)
+    warm_s = time.perf_counter() - start
+
+    info = {
+        "gpu": torch.cuda.get_device_name(0),
+        "gpu_memory_gb": round(torch.cuda.get_device_properties(0).total_memory / 2**30, 1),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "transformers": transformers.__version__,
+        "model": f"{cfg.architectures[0] if cfg.architectures else cfg.model_type} from {config_dir}"
+                 f" (random weights, seed {args.seed})",
+        "parameters_b": round(parameters / 1e9, 2),
+        "weight_gb": round(weight_bytes / 1e9, 2),
+        "dtype": str(judge.model.dtype),
+        "tokenizer": f"{tokenizer_dir} (vocab {len(tokenizer)} vs model {cfg.vocab_size})",
+        "judge": how,
+        "build_s": round(built_s, 1),
+        "warmup_s": round(warm_s, 1),
+        "scorer": args.scorer,
+        "rows": f"{args.rows} cycled from {args.data}",
+        "max_seconds_per_batch_size": args.max_seconds or "none",
+        "max_new_tokens": args.max_new_tokens or "the scorer's own budget",
+        "bandwidth": f"{args.bandwidth:.3g} B/s",
+        "kv_bytes_per_position": kv_bytes_per_position,
+    }
+    print("\n".join(f"{k}: {v}" for k, v in info.items()), file=sys.stderr)
+
+    results = []
+    for batch_size in batch_sizes:
+        results.append(sweep(judge, args.scorer, rows, batch_size, args.max_seconds, args.max_new_tokens,
+                             weight_bytes, kv_bytes_per_position, args.bandwidth))
+        print(results[-1], file=sys.stderr)
+
+    print("## Machine and model\n")
+    print("\n".join(f"- {k}: {v}" for k, v in info.items()))
+    print(f"\n## {args.scorer}: speed by batch size\n\n" + table(results))
+    print(f"""
+Notes:
+- Random weights: constrained decoding keeps every answer valid JSON, but the tokens per row
+  are not a trained model's (random text tends to fill each string to its length limit), so
+  rows/s does not carry over to a real 7B judge; the step times and tokens/s do.
+- forward ms/step: decode forwards only (one new token per row), timed by forward hooks with a
+  CUDA sync. whole ms/step: time inside judge calls minus prefill, per decode step (adds the
+  row-wise grammar processor, transformers' generate loop and detokenizing).
+- roofline ms = weight bytes / bandwidth = {weight_bytes / 1e9:.2f} GB / {args.bandwidth:.3g} B/s: no
+  decode step can be faster. Weight bytes are all parameters (the input embedding is gathered,
+  not streamed, so the true floor is a little lower). "+KV" also counts reading the KV cache
+  (padding included) each step: {kv_bytes_per_position} bytes per cached position.
+- A batch size stops after --max-seconds ({args.max_seconds or 'none'}), finishing the batch in
+  flight; "rows" says how many it did. Peak host RSS {peak_rss_mb():.0f} MB.""")
+    if args.json:
+        Path(args.json).write_text(json.dumps({"info": info, "results": results}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
