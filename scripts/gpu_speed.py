@@ -235,7 +235,7 @@ def main() -> None:
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     element = next(model.parameters()).element_size()
     kv_bytes_per_position = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * element
-    identity = f"random-{config_dir.name}-seed{args.seed}:{model.dtype}:greedy"
+    identity = f"random-{config_dir.name}-seed{args.seed}"  # from_loaded adds dtype, decoding
     judge, how = make_judge(model, tokenizer, identity, args.via_disk, args.tmp_dir)
     del model
     gc.collect()
