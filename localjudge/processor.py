@@ -59,10 +59,11 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
         import llguidance.torch
 
         if self.started:  # feed each live row the token chosen at the previous step
+            last = input_ids[:, -1].tolist()  # one device-to-host copy for the whole batch
             for row, matcher in enumerate(self.matchers):
                 if matcher.is_stopped():
                     continue
-                token = int(input_ids[row, -1])
+                token = last[row]
                 if not matcher.consume_token(token):
                     log.warning("row %d left its grammar: %s", row, matcher.get_error())
                 if self.triggers[row]:
@@ -72,11 +73,13 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
         llguidance.torch.fill_next_token_bitmask_par(
             self.executor, [(m, row) for row, m in enumerate(self.matchers)], self.bitmask
         )
-        allowed = ((self.bitmask.unsqueeze(-1) >> self.bits) & 1).bool().view(len(self.matchers), -1)
+        # Unpack the bits where the logits live: only the packed mask crosses to the device.
+        packed = self.bitmask.to(logits.device, non_blocking=True)
+        allowed = ((packed.unsqueeze(-1) >> self.bits.to(logits.device)) & 1).bool().view(len(self.matchers), -1)
         vocab = logits.shape[-1]
         if allowed.shape[1] < vocab:
             allowed = torch.nn.functional.pad(allowed, (0, vocab - allowed.shape[1]))
-        allowed = allowed[:, :vocab].to(logits.device)
+        allowed = allowed[:, :vocab]
         logits = logits.masked_fill(~allowed, float("-inf"))
         for row, triggers in enumerate(self.triggers):
             tail = self.tails[row]
