@@ -74,7 +74,7 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
             self.executor, [(m, row) for row, m in enumerate(self.matchers)], self.bitmask
         )
         # Unpack the bits where the logits live: only the packed mask crosses to the device.
-        packed = self.bitmask.to(logits.device, non_blocking=True)
+        packed = self.bitmask.to(logits.device)  # blocking: the host buffer is refilled next step
         allowed = ((packed.unsqueeze(-1) >> self.bits.to(logits.device)) & 1).bool().view(len(self.matchers), -1)
         vocab = logits.shape[-1]
         if allowed.shape[1] < vocab:
