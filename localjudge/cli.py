@@ -94,6 +94,8 @@ class Bars:
         if scorer not in self.bars:
             self.bars[scorer] = tqdm(total=self.total, desc=scorer, unit="row", file=sys.stderr, dynamic_ncols=True)
         self.bars[scorer].update(rows)
+        if self.bars[scorer].n >= self.total:  # stop its clock: the next scorer starts now
+            self.bars[scorer].close()
 
     def close(self) -> None:
         for bar in self.bars.values():
