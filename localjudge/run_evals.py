@@ -40,13 +40,14 @@ class RunEvalsResult:
     target_errors: int
 
 
-def _call_target(target: Any, value: Any) -> Any:
+def _target_function(target: Any) -> Callable[[Any], Any]:
+    """The callable that turns an input into an output: a known method, or the target itself."""
     for name in TARGET_METHODS:
         method = getattr(target, name, None)
         if callable(method):
-            return method(value)
+            return method
     if callable(target):
-        return target(value)
+        return target
     raise TypeError(f"target must be callable or have one of the methods {TARGET_METHODS}")
 
 
@@ -70,17 +71,13 @@ def run_evals(
     """
     if not data:
         raise ValueError("run_evals needs at least one item")
+    call = _target_function(target)  # an unusable target fails before any item runs
     outputs: list[Any] = []
     errors: list[str | None] = []
     for item in data:
         try:
-            outputs.append(_call_target(target, item.get("input")))
+            outputs.append(call(item.get("input")))
             errors.append(None)
-        except TypeError as error:
-            if "target must be callable" in str(error):
-                raise
-            outputs.append(None)
-            errors.append(f"target failed: {type(error).__name__}: {error}")
         except Exception as error:  # noqa: BLE001 - one item's failure is recorded, not fatal
             log.warning("target failed on an item: %s", error)
             outputs.append(None)
