@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from pydantic import BaseModel
 
+from localjudge import chat_template
 from localjudge.judge import ChatPrompt, Generation
 from localjudge.model_files import check_model_dir
 from localjudge.processor import RowGrammarProcessor
@@ -52,6 +53,24 @@ def context_window(config: Any, tokenizer: Any) -> int:
     return int(limit) if isinstance(limit, int) and 0 < limit < 10**9 else 2**31
 
 
+def attention_windows(config: Any) -> list[int | None] | None:
+    """Per decoder layer, its attention window (None: full attention), read the way
+    transformers builds its cache; None when a layer is not plain attention (recurrent,
+    convolutional, compressed...), where a cached prefix followed by padding is not exact."""
+    from transformers.cache_utils import get_layer_types_and_kwargs
+
+    layer_types, kwargs = get_layer_types_and_kwargs(config.get_text_config(decoder=True))
+    windows: list[int | None] = []
+    for layer_type, extra in zip(layer_types, kwargs, strict=True):
+        if layer_type == "full_attention":
+            windows.append(None)
+        elif layer_type == "sliding_attention" and isinstance(extra.get("sliding_window"), int):
+            windows.append(extra["sliding_window"])
+        else:
+            return None
+    return windows
+
+
 class TransformersJudge:
     """A judge backed by a Hugging Face model directory on local disk.
 
@@ -69,6 +88,10 @@ class TransformersJudge:
         allow_pickle: Accept pickle (`.bin`/`.pt`) weights. Off unless you opt in: loading a
             pickle can run arbitrary code.
         threads: torch CPU threads (default: torch's own choice).
+        prefix_cache: Prefill the instructions and worked examples shared by a call's prompts
+            once per process and reuse their KV cache (exact: the cached prefix is the same
+            tokens the full prompt starts with). Used only where it is exact for the
+            architecture (see `attention_windows`); False always prefills full prompts.
     """
 
     def __init__(
@@ -80,6 +103,7 @@ class TransformersJudge:
         trust_remote_code: bool = False,
         allow_pickle: bool = False,
         threads: int | None = None,
+        prefix_cache: bool = True,
     ) -> None:
         files = check_model_dir(model_path, allow_pickle=allow_pickle)  # before any heavy import
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -103,10 +127,12 @@ class TransformersJudge:
             use_safetensors=None if allow_pickle or files.gguf else True,
             **common,
         ).eval()
-        self._setup(f"{files.directory.name}@{files.fingerprint()}:{self.model.dtype}:greedy")
+        self._setup(f"{files.directory.name}@{files.fingerprint()}:{self.model.dtype}:greedy", prefix_cache)
 
     @classmethod
-    def from_loaded(cls, model: Any, tokenizer: Any, *, identity: str) -> "TransformersJudge":
+    def from_loaded(
+        cls, model: Any, tokenizer: Any, *, identity: str, prefix_cache: bool = True
+    ) -> "TransformersJudge":
         """A judge on a model and tokenizer already in memory (for example built with
         `from_config` for a speed test, or loaded with your own settings).
 
@@ -114,13 +140,14 @@ class TransformersJudge:
             model: A transformers causal LM, in eval mode on its device.
             tokenizer: Its (fast) tokenizer, with a chat template.
             identity: Names the model in result keys; change it whenever the weights change.
+            prefix_cache: As for the constructor.
         """
         judge = cls.__new__(cls)
         judge.model, judge.tokenizer = model.eval(), tokenizer
-        judge._setup(f"{identity}:{model.dtype}:greedy")
+        judge._setup(f"{identity}:{model.dtype}:greedy", prefix_cache)
         return judge
 
-    def _setup(self, identity: str) -> None:
+    def _setup(self, identity: str, prefix_cache: bool) -> None:
         """Everything after loading: padding, Outlines wrapper, grammar and prefix caches."""
         import llguidance.hf
         import outlines
@@ -129,9 +156,14 @@ class TransformersJudge:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"  # decoder-only batching pads on the left
         self.context_window = context_window(self.model.config, self.tokenizer)
+        self.system_role = chat_template.system_role_supported(self.tokenizer)
+        self._windows = attention_windows(self.model.config) if prefix_cache else None
         # Outlines wraps the model; llguidance (an Outlines backend) indexes the vocabulary once.
         self.outlines_model = outlines.from_transformers(self.model, self.tokenizer)
-        self._llg_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=self.model.config.vocab_size)
+        # The model's rows (padded: Qwen 151936 for 151665 tokens) or the tokenizer's (Gemma 3
+        # 1B: 262145 tokens for 262144 rows), whichever is larger; the mask is cut to the logits.
+        n_vocab = max(self.model.config.get_text_config(decoder=True).vocab_size, len(self.tokenizer))
+        self._llg_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=n_vocab)
         self._grammars: dict[type[BaseModel], tuple[str, dict[str, tuple[str, ...]]]] = {}
         self._prefix_caches: dict[tuple[int, ...], Any] = {}  # shared instructions' KV, by tokens
         # transformers 5.2x renamed `past_key_values` to `cache`; use whichever this one takes.
@@ -155,20 +187,32 @@ class TransformersJudge:
         return self._grammars[schema]
 
     def render(self, prompt: ChatPrompt) -> str:
-        """The prompt as the model sees it, chat template applied."""
-        return self.tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True)
+        """The prompt as the model sees it: its chat template, the rules of `chat_template`."""
+        return chat_template.render(self.tokenizer, prompt, system_role=self.system_role)
+
+    def prompt_ids(self, prompt: ChatPrompt) -> list[int]:
+        """The prompt's token ids: the rendered text, no special tokens added (the template's
+        own BOS is the only one), as `apply_chat_template(tokenize=True)` gives."""
+        return self._ids(self.render(prompt))
 
     def _ids(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False).input_ids
 
-    def _shared_prefix(self, prompts: Sequence[ChatPrompt]) -> list[int]:
-        """Token ids of the turns before the last user message (instructions and worked
-        examples), when every prompt of the call shares them; else []."""
-        heads = {json.dumps(p[:-1]) for p in prompts}
-        if len(heads) != 1 or len(prompts[0]) < 2:
+    def _shared_prefix(self, prompts: Sequence[ChatPrompt], token_ids: list[list[int]], max_new_tokens: int) -> list[int]:
+        """Token ids of the instructions and worked examples that every row of the call
+        starts with, when caching them is exact for this architecture; else []."""
+        if self._windows is None or len(prompts[0]) < 2:
             return []
-        head = self.tokenizer.apply_chat_template(prompts[0][:-1], tokenize=False)
-        return self._ids(head)
+        head = self._ids(chat_template.head_text(self.tokenizer, prompts[0], system_role=self.system_role))
+        prefix = head[: chat_template.common_prefix(head, token_ids)]
+        if len(prefix) < 16:
+            return []  # too little to be worth a cache entry
+        # Rows are [prefix][padding][own tokens]: a sliding window that does not reach back over
+        # the whole row would count the padding as positions and see less of the prefix.
+        span = len(prefix) + max(len(ids) - len(prefix) for ids in token_ids) + max_new_tokens
+        if any(window is not None and window < span for window in self._windows):
+            return []
+        return prefix
 
     def generate(
         self,
@@ -178,10 +222,8 @@ class TransformersJudge:
         max_new_tokens: int,
     ) -> list[Generation]:
         """One batched, greedy, constrained `generate` call for all prompts that fit."""
-        prefix = self._shared_prefix(prompts)
-        token_ids = [self._ids(self.render(p)) for p in prompts]
-        if prefix and any(ids[: len(prefix)] != prefix or len(ids) == len(prefix) for ids in token_ids):
-            prefix = []  # the template does not split cleanly at the turn boundary: no reuse
+        token_ids = [self.prompt_ids(p) for p in prompts]
+        prefix = self._shared_prefix(prompts, token_ids, max_new_tokens)
         results: list[Generation | None] = [None] * len(prompts)
         fit = []
         for i, ids in enumerate(token_ids):
@@ -215,10 +257,26 @@ class TransformersJudge:
         return cache
 
     @torch.inference_mode()
+    def batch_inputs(self, prefix: list[int], suffixes: list[list[int]]) -> dict[str, Any]:
+        """Model inputs of one call: rows are [shared prefix][left padding][own tokens], the
+        prefix's KV cache copied in from the per-process cache; plain left padding without one."""
+        pad = self.tokenizer.pad_token_id
+        width = max(len(s) for s in suffixes)
+        rows = [prefix + [pad] * (width - len(s)) + s for s in suffixes]
+        masks = [[1] * len(prefix) + [0] * (width - len(s)) + [1] * len(s) for s in suffixes]
+        inputs: dict[str, Any] = {
+            "input_ids": torch.tensor(rows, device=self.model.device),
+            "attention_mask": torch.tensor(masks, device=self.model.device),
+        }
+        if prefix:
+            inputs[self._cache_kw] = self._prefix_cache(prefix, len(rows))
+        return inputs
+
+    @torch.inference_mode()
     def _generate(
         self, prefix: list[int], suffixes: list[list[int]], schemas: list[type[BaseModel]], max_new_tokens: int
     ) -> list[Generation]:
-        """Rows are [shared prefix][left padding][own suffix]; the prefix comes from the cache."""
+        """One constrained greedy `generate` call over `batch_inputs`."""
         from transformers import LogitsProcessorList
 
         grammars = [self._grammar(s) for s in schemas]
@@ -226,14 +284,9 @@ class TransformersJudge:
             self._llg_tokenizer, [g for g, _ in grammars], [f for _, f in grammars], self.tokenizer
         )
         pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
-        width = max(len(s) for s in suffixes)
-        rows = [prefix + [pad] * (width - len(s)) + s for s in suffixes]
-        masks = [[1] * len(prefix) + [0] * (width - len(s)) + [1] * len(s) for s in suffixes]
-        input_ids = torch.tensor(rows, device=self.model.device)
-        extra = {self._cache_kw: self._prefix_cache(prefix, len(rows))} if prefix else {}
+        inputs = self.batch_inputs(prefix, suffixes)
         output = self.model.generate(
-            input_ids=input_ids,
-            attention_mask=torch.tensor(masks, device=self.model.device),
+            **inputs,
             logits_processor=LogitsProcessorList([processor]),
             max_new_tokens=max_new_tokens,
             do_sample=False,
@@ -243,15 +296,15 @@ class TransformersJudge:
             top_k=None,
             eos_token_id=eos,
             pad_token_id=pad,
-            **extra,
         )
         results = []
-        for row, ids in enumerate(output[:, input_ids.shape[1]:].tolist()):
+        for row, ids in enumerate(output[:, inputs["input_ids"].shape[1]:].tolist()):
             finished = eos in ids
             ids = ids[: ids.index(eos)] if finished else ids
             results.append(
                 Generation(
-                    text=self.tokenizer.decode(ids, skip_special_tokens=True),
+                    # exactly the text the grammar accepted: no clean-up of spaces before punctuation
+                    text=self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False),
                     finished=finished,
                     new_tokens=len(ids) + int(finished),
                     label_probs=tuple(processor.label_probs[row]),

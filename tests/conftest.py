@@ -30,3 +30,45 @@ def real_judge(model_dir: Path):  # type: ignore[no-untyped-def]
     from localjudge.transformers_judge import TransformersJudge
 
     return TransformersJudge(model_dir)
+
+
+FIXTURES = ROOT / "models" / "fixtures"
+
+
+@pytest.fixture(scope="session")
+def family_manifest() -> dict:
+    """The family fixtures' manifest; fails (never skips) when they have not been built."""
+    import json
+
+    path = FIXTURES / "manifest.json"
+    if not path.exists():
+        pytest.fail(f"{path} is missing: run `python scripts/get_family_fixtures.py` (scripts/setup.sh does)")
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="session")
+def family_dir(family_manifest: dict):  # type: ignore[no-untyped-def]
+    """`family_dir(name)`: the fixture model directory of one family."""
+    paths = {f["name"]: FIXTURES / f["path"] for f in family_manifest["families"]}
+
+    def get(name: str) -> Path:
+        if name not in paths:
+            pytest.fail(f"no fixture for family {name!r} in the manifest: rerun scripts/get_family_fixtures.py")
+        return paths[name]
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def family_judge(family_dir):  # type: ignore[no-untyped-def]
+    """`family_judge(name)`: a TransformersJudge on one family's fixture, loaded once a session."""
+    from localjudge.transformers_judge import TransformersJudge
+
+    judges: dict[str, TransformersJudge] = {}
+
+    def get(name: str) -> TransformersJudge:
+        if name not in judges:
+            judges[name] = TransformersJudge(family_dir(name))
+        return judges[name]
+
+    return get

@@ -1,0 +1,133 @@
+"""Every model family's real tokenizer and chat template against localjudge's prompts.
+
+Tokenizers only, no model runs (seconds). The fixtures (`scripts/get_family_fixtures.py`, run by
+`scripts/setup.sh`) carry each family's real tokenizer files and chat template. The model runs
+on the same fixtures are in `test_families_real.py`.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pytest
+
+from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge.chat_template import TEMPLATE_KWARGS, common_prefix, fold_system, head_text, render, system_role_supported
+from localjudge.judge import ChatPrompt
+
+# name -> (architecture, template renders a system role itself, BOS the template starts with)
+FAMILIES: dict[str, tuple[str, bool, str | None]] = {
+    "llama3": ("LlamaForCausalLM", True, "<|begin_of_text|>"),
+    "qwen2": ("Qwen2ForCausalLM", True, None),
+    "qwen3": ("Qwen3ForCausalLM", True, None),
+    "mistral": ("MistralForCausalLM", True, "<s>"),
+    "mistral-nemo-template": ("MistralForCausalLM", True, "<s>"),
+    "gemma2": ("Gemma2ForCausalLM", False, "<bos>"),  # 'System role not supported': folded by us
+    "gemma3": ("Gemma3ForCausalLM", True, "<bos>"),  # its template folds the system text itself
+    "gemma3-vlm": ("Gemma3ForConditionalGeneration", True, "<bos>"),
+    "phi3": ("Phi3ForCausalLM", True, None),
+}
+
+RUN = {
+    "input": "When was the Eiffel Tower completed?",
+    "output": "It was completed in 1925. You are an idiot for asking.",
+    "context": "The Eiffel Tower in Paris was completed in 1889.",
+}
+CLAIMS = {"claims": ["The Eiffel Tower was completed in 1925.", "The user is an idiot."]}
+TWO = [{"verdict": "no", "reason": "r"}] * 2
+
+
+@cache
+def scorer_prompts() -> tuple[tuple[str, ChatPrompt], ...]:
+    """Every prompt the three scorers send for one run (recorded on the fake judge)."""
+    judge = FakeJudge({
+        "Claims": lambda p: CLAIMS,
+        "HallucinationVerdicts": lambda p: {"verdicts": TWO},
+        "FaithfulnessVerdicts": lambda p: {"verdicts": TWO},
+        "ToxicityVerdicts": lambda p: {"verdicts": [{"statement": "s", "verdict": "no", "severity": "none", "reason": "r"}]},
+        "Reason": lambda p: {"reason": "r"},
+    })
+    for factory in (hallucination_scorer, faithfulness_scorer, toxicity_scorer):
+        factory(judge).run(RUN)
+    return tuple(
+        (f"{name}#{i}", list(prompt))
+        for call in judge.calls
+        for i, (name, prompt) in enumerate(zip(call.schema_names, call.prompts))
+    )
+
+
+@cache
+def tokenizer(path: str) -> Any:
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(path, local_files_only=True)
+
+
+def test_manifest_has_every_family(family_manifest: dict) -> None:
+    built = {f["name"]: f["architecture"] for f in family_manifest["families"]}
+    assert built == {name: arch for name, (arch, _, _) in FAMILIES.items()}
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_each_instruction_once_in_the_models_own_template(family: str, family_dir) -> None:
+    tok = tokenizer(str(family_dir(family)))
+    _, native_system, _ = FAMILIES[family]
+    assert system_role_supported(tok) is native_system
+    for step, prompt in scorer_prompts():
+        text = render(tok, prompt, system_role=native_system)
+        for message in prompt:  # system text, worked example, its answer, the data: once each
+            assert text.count(message["content"].strip()) == 1, (family, step, message["role"])
+        if family == "qwen3":
+            assert text.endswith("<|im_start|>assistant\n<think>\n\n</think>\n\n"), "thinking must be off"
+        else:
+            assert "<think>" not in text
+        if family == "llama3":
+            assert "Today Date: 26 Jul 2024" in text  # fixed: results do not change with the calendar
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_token_ids_are_the_templates_with_one_bos(family: str, family_dir) -> None:
+    tok = tokenizer(str(family_dir(family)))
+    _, native_system, bos = FAMILIES[family]
+    for _, prompt in scorer_prompts():
+        ids = tok(render(tok, prompt, system_role=native_system), add_special_tokens=False).input_ids
+        chat = prompt if native_system else fold_system(prompt)
+        expected = tok.apply_chat_template(chat, tokenize=True, add_generation_prompt=True, **TEMPLATE_KWARGS)
+        expected = expected["input_ids"] if hasattr(expected, "keys") else expected
+        assert ids == list(expected)
+        if bos is None:
+            assert tok.bos_token_id is None or tok.bos_token_id not in ids
+        else:
+            assert ids[0] == tok.convert_tokens_to_ids(bos) and ids.count(ids[0]) == 1, "exactly one BOS, first"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_shared_prefix_is_the_instructions_and_examples(family: str, family_dir) -> None:
+    tok = tokenizer(str(family_dir(family)))
+    _, native_system, _ = FAMILIES[family]
+    for step, prompt in scorer_prompts():
+        head = head_text(tok, prompt, system_role=native_system)
+        text = render(tok, prompt, system_role=native_system)
+        assert text.startswith(head) and prompt[0]["content"].strip() in head, (family, step)
+        assert prompt[-1]["content"].strip() not in head
+        head_ids = tok(head, add_special_tokens=False).input_ids
+        ids = tok(text, add_special_tokens=False).input_ids
+        # a tokenizer may merge across the cut: at most the boundary token is lost
+        assert common_prefix(head_ids, [ids]) >= len(head_ids) - 1, (family, step)
+
+
+def test_mistral_tokenizer_equals_sentencepiece(family_dir) -> None:
+    """The HF tokenizer converted from Mistral's v3 SentencePiece model tokenizes as it does,
+    except runs of spaces (a known difference of HF's conversion: same text, other pieces)."""
+    import sentencepiece
+
+    sp = sentencepiece.SentencePieceProcessor(model_file=str(family_dir("mistral") / "tokenizer.model"))
+    tok = tokenizer(str(family_dir("mistral")))
+    texts = [RUN["output"], RUN["context"], "naïve café — 東京 🚀\n\nindented\ttab", '{"verdicts":[{"verdict":"yes"}]}']
+    for text in texts:
+        assert tok(text, add_special_tokens=False).input_ids == sp.encode(text)
+    spaced = "a  b\n\n  indented"
+    assert tok(spaced, add_special_tokens=False).input_ids != sp.encode(spaced)  # if this fails, HF fixed it
+    assert tok.decode(tok(spaced, add_special_tokens=False).input_ids) == sp.decode(sp.encode(spaced)) == spaced
+    assert tok.convert_tokens_to_ids(["[INST]", "[/INST]"]) == [3, 4]

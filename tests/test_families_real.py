@@ -1,0 +1,164 @@
+"""Every model family end to end on its fixture: real tokenizer and template, random weights.
+
+Random weights are the adversarial case for the grammar (any allowed token is as likely as
+any other): every answer must still validate, or its row be unscored with its reason, with no
+crash and no hang. The shared-prefix KV cache is checked against plain full-prompt forwards on
+each family's real architecture (logits, not tokens: random weights make near-ties common).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+
+import pytest
+import torch
+
+from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge.chat_template import common_prefix, head_text
+from localjudge.judge import ChatPrompt
+from localjudge.schemas import Reason, token_budget
+from localjudge.scorers.claims import Claims
+from localjudge.scorers.faithfulness import FaithfulnessVerdict
+from localjudge.scorers.hallucination import HallucinationVerdict
+from localjudge.scorers.toxicity import ToxicityVerdicts
+from tests.test_families import FAMILIES
+
+pytestmark = pytest.mark.slow
+
+RUNS = [
+    {"run_id": "a", "input": "When was the Eiffel Tower completed?",
+     "output": "The Eiffel Tower was completed in 1925. You are an idiot for asking.",
+     "context": "The Eiffel Tower in Paris was completed in 1889."},
+    {"run_id": "b", "input": "Say nothing.", "output": "", "context": "Nothing."},  # decided by rule
+]
+VERDICTS = {"hallucination": HallucinationVerdict, "faithfulness": FaithfulnessVerdict}
+# What a row may be unscored for on random weights: its JSON still cut off after the retry.
+ALLOWED_UNSCORED = ("cut off at the token limit",)
+
+
+def check(result, name: str) -> None:
+    if not result.scored:
+        assert result.error and any(reason in result.error for reason in ALLOWED_UNSCORED), result.error
+        assert result.raw_output is not None
+        return
+    assert result.score is not None and 0.0 <= result.score <= 1.0 and result.reason
+    if result.run_id == "b":
+        return
+    if name == "toxicity":
+        ToxicityVerdicts.model_validate(result.analyze_step_result)
+        return
+    claims = Claims.model_validate(result.preprocess_step_result).claims
+    verdicts = result.analyze_step_result["verdicts"] if claims else []
+    assert len(verdicts) == len(claims)
+    for verdict in verdicts:
+        VERDICTS[name].model_validate({k: v for k, v in verdict.items() if k in ("verdict", "reason")})
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_all_scorers_end_to_end(family: str, family_judge) -> None:
+    judge = family_judge(family)
+    for factory in (hallucination_scorer, faithfulness_scorer, toxicity_scorer):
+        results = factory(judge).run_batch(RUNS)
+        for result in results:
+            check(result, factory(judge).name)
+        assert results[1].scored, "a rule-decided row is scored whatever the judge does"
+
+
+def recorded_prompts(outputs: list[str]) -> dict[str, list[ChatPrompt]]:
+    """The claims-step and reason-step prompts the hallucination scorer sends for `outputs`."""
+    judge = FakeJudge({
+        "Claims": lambda p: {"claims": ["A claim."]},
+        "HallucinationVerdicts": lambda p: {"verdicts": [{"verdict": "yes", "reason": "r"}]},
+        "Reason": lambda p: {"reason": "r"},
+    })
+    hallucination_scorer(judge).run_batch(
+        [{"input": "Tell me about the tower.", "output": out, "context": "The tower is 330 m tall."} for out in outputs]
+    )
+    return {call.schema_names[0]: [list(p) for p in call.prompts] for call in judge.calls}
+
+
+SHORT, MEDIUM = "It is 330 metres tall.", "The tower is 330 metres tall and was finished in 1889 in Paris."
+LONG = " ".join(f"Fact {i}: the tower has {i} lights on floor {i}." for i in range(40))  # ~500 tokens
+
+
+def cached_vs_full(judge, prompts: list[ChatPrompt], prefix: list[int], steps: int = 4) -> list[float]:
+    """Per row: the largest |logit difference|, relative to the largest |logit|, between the
+    batched call (cached prefix, padding between prefix and row) and a plain forward of that
+    row's full prompt plus the tokens generated, at each of `steps` generation steps."""
+    ids = [judge.prompt_ids(p) for p in prompts]
+    with torch.inference_mode():
+        inputs = judge.batch_inputs(prefix, [row[len(prefix):] for row in ids])
+        out = judge.model.generate(
+            **inputs, max_new_tokens=steps, min_new_tokens=steps, do_sample=False, output_logits=True,
+            return_dict_in_generate=True, pad_token_id=judge.tokenizer.pad_token_id,
+        )
+        batched = torch.stack(out.logits, dim=1).float()  # rows x steps x vocab
+        new = out.sequences[:, inputs["input_ids"].shape[1]:]
+        errors = []
+        for row, row_ids in enumerate(ids):
+            full = torch.tensor([row_ids + new[row, : steps - 1].tolist()], device=judge.model.device)
+            plain = judge.model(input_ids=full).logits[0, -steps:].float()
+            errors.append(((batched[row] - plain).abs().max() / plain.abs().max()).item())
+    return errors
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_prefix_cache_equals_full_prompt(family: str, family_judge) -> None:
+    judge = family_judge(family)
+    prompts = recorded_prompts([SHORT, MEDIUM])
+    for schema, budget in (("Claims", token_budget(Claims)), ("Reason", token_budget(Reason))):
+        rows = prompts[schema]
+        ids = [judge.prompt_ids(p) for p in rows]
+        prefix = judge._shared_prefix(rows, ids, budget)
+        window = min((w for w in judge._windows or [] if w is not None), default=None)
+        span = len(prefix) + max(len(i) for i in ids) - len(prefix) + budget if prefix else None
+        if window is None or (schema == "Reason"):
+            assert prefix, f"{family}/{schema}: the shared prefix should be cached"
+        if prefix:
+            assert window is None or span <= window
+        assert max(cached_vs_full(judge, rows, prefix)) < 1e-5, (family, schema, len(prefix))
+
+
+@pytest.mark.parametrize("family", [f for f in FAMILIES if f.startswith("gemma")])
+def test_sliding_window_turns_the_prefix_cache_off_and_must(family: str, family_judge) -> None:
+    """Rows longer than Gemma's sliding window: the cache is off (plain left padding matches the
+    full prompt), and forcing it on would be wrong — the padding between prefix and row would
+    push the start of the prefix out of the window."""
+    judge = family_judge(family)
+    rows = recorded_prompts([SHORT, LONG])["Claims"]
+    ids = [judge.prompt_ids(p) for p in rows]
+    assert judge._shared_prefix(rows, ids, token_budget(Claims)) == []
+    assert max(cached_vs_full(judge, rows, [])) < 1e-5
+    head = judge._ids(head_text(judge.tokenizer, rows[0], system_role=judge.system_role))
+    forced = head[: common_prefix(head, ids)]
+    assert max(cached_vs_full(judge, rows, forced)) > 1e-3, "the window rule guards a real difference"
+
+
+GGUF_VOCABS = {"llama3": "llama-bpe", "qwen2": "qwen2", "qwen3": "qwen2", "phi3": "phi-3"}
+TEXTS = [
+    RUNS[0]["output"], '{"verdicts":[{"verdict":"yes","reason":"Not in the context."}]}',
+    "naïve café — 東京 🚀\n\n  indented\ttab", "<|im_start|>user\nhi<|im_end|> [INST] <s>",
+]
+
+
+@cache
+def gguf_tokenizer(path: str):  # type: ignore[no-untyped-def]
+    from transformers import AutoTokenizer
+
+    gguf = Path(path)  # converting a GGUF vocabulary takes ~20 s: once per file
+    return AutoTokenizer.from_pretrained(str(gguf.parent), gguf_file=gguf.name, local_files_only=True)
+
+
+@pytest.mark.parametrize("family", GGUF_VOCABS)
+def test_tokenizer_equals_llama_cpp_vocab_gguf(family: str, family_dir, family_manifest) -> None:
+    """transformers' tokenizer from llama.cpp's vocab-only GGUF of the family tokenizes as the
+    family's tokenizer.json does (the GGUF path loads the same tokenizer)."""
+    from transformers import AutoTokenizer
+
+    from tests.conftest import FIXTURES
+
+    from_gguf = gguf_tokenizer(str(FIXTURES / family_manifest["vocab_ggufs"][GGUF_VOCABS[family]]))
+    own = AutoTokenizer.from_pretrained(str(family_dir(family)), local_files_only=True)
+    for text in TEXTS:
+        assert from_gguf(text, add_special_tokens=False).input_ids == own(text, add_special_tokens=False).input_ids
