@@ -1,8 +1,9 @@
 """localjudge's speed on an NVIDIA GPU with a 7B-class model, against the bandwidth roofline.
 
 For a GPU machine without internet: no weights are downloaded. The model is a real
-Qwen2.5-7B-Instruct architecture (scripts/gpu/qwen2.5-7b-instruct/config.json, from the public
-config) with random bf16 weights built directly on the GPU. Tokenizer files cannot be
+7B-class architecture (default Qwen2.5-7B-Instruct; `--config scripts/gpu/<family>` for Llama
+3.1, Qwen3, Mistral v0.3, Gemma 2, Gemma 3 and Phi-3.5: see scripts/gpu/README.md), from its
+public config, with random bf16 weights built directly on the GPU. Tokenizer files cannot be
 downloaded either: it takes the config folder's own tokenizer if you put one there (or
 `--tokenizer PATH`), else SmolLM2's from models/smollm2-135m-instruct. A vocabulary smaller
 than the model's (49,152 vs 152,064) does not change the speed: the grammar's vocabulary is
@@ -231,7 +232,7 @@ def main() -> None:
     built_s = time.perf_counter() - start
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     parameters = sum(p.numel() for p in model.parameters())
-    cfg = model.config
+    top, cfg = model.config, model.config.get_text_config(decoder=True)  # Gemma 3: text_config
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     element = next(model.parameters()).element_size()
     kv_bytes_per_position = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * element
@@ -255,7 +256,7 @@ def main() -> None:
         "torch": torch.__version__,
         "cuda": torch.version.cuda,
         "transformers": transformers.__version__,
-        "model": f"{cfg.architectures[0] if cfg.architectures else cfg.model_type} from {config_dir}"
+        "model": f"{top.architectures[0] if top.architectures else top.model_type} from {config_dir}"
                  f" (random weights, seed {args.seed})",
         "parameters_b": round(parameters / 1e9, 2),
         "weight_gb": round(weight_bytes / 1e9, 2),

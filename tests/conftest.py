@@ -26,10 +26,11 @@ def model_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def real_judge(model_dir: Path):  # type: ignore[no-untyped-def]
-    """The real SmolLM2-135M judge, loaded once per test session."""
+    """The real SmolLM2-135M judge, loaded once per test session: on the GPU when there is one,
+    in float32 everywhere (bf16 on a GPU would make batch composition change results)."""
     from localjudge.transformers_judge import TransformersJudge
 
-    return TransformersJudge(model_dir)
+    return TransformersJudge(model_dir, dtype="float32")
 
 
 FIXTURES = ROOT / "models" / "fixtures"
@@ -68,7 +69,7 @@ def family_judge(family_dir):  # type: ignore[no-untyped-def]
 
     def get(name: str) -> TransformersJudge:
         if name not in judges:
-            judges[name] = TransformersJudge(family_dir(name))
+            judges[name] = TransformersJudge(family_dir(name), dtype="float32")
         return judges[name]
 
     return get

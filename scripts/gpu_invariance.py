@@ -1,0 +1,56 @@
+"""Batch-size invariance on a GPU in bf16: how many results change between batch 1 and batch N.
+
+Builds a 7B-class architecture with random bf16 weights on CUDA (as `gpu_speed.py` does), scores
+the same rows one at a time and in batches, and prints the share of rows whose result (score,
+steps, reason) differs. On CPU in float32 the answer is none (tested); on a GPU in bf16 padding
+changes matmul shapes and accumulation order, so some rows may differ: this measures how many.
+
+Usage: python scripts/gpu_invariance.py --config scripts/gpu/<family> --tokenizer models/fixtures/<family>
+           [--rows 32] [--batch-size 8] [--scorer toxicity] [--max-new-tokens 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from gpu_speed import DEFAULT_CONFIG, CappedJudge, build_model, load_rows  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--config", default=str(DEFAULT_CONFIG))
+    parser.add_argument("--tokenizer", required=True)
+    parser.add_argument("--data", default=str(Path(__file__).resolve().parent / "example.jsonl"))
+    parser.add_argument("--rows", type=int, default=32)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--scorer", default="toxicity")
+    parser.add_argument("--max-new-tokens", type=int, default=64)
+    args = parser.parse_args()
+
+    from transformers import AutoTokenizer
+
+    from localjudge.scorers import get_scorer_factory
+    from localjudge.transformers_judge import TransformersJudge
+
+    tokenizer = AutoTokenizer.from_pretrained(args.tokenizer, local_files_only=True)
+    model = build_model(Path(args.config), tokenizer, seed=0)
+    judge = CappedJudge(TransformersJudge.from_loaded(model, tokenizer, identity="invariance"), args.max_new_tokens)
+    scorer = get_scorer_factory(args.scorer)(judge)
+    rows = load_rows(Path(args.data), args.rows)
+    alone = [scorer.run(row).to_dict() for row in rows]
+    batched = []
+    for start in range(0, len(rows), args.batch_size):
+        batched += [r.to_dict() for r in scorer.run_batch(rows[start : start + args.batch_size])]
+    changed = sum(a != b for a, b in zip(alone, batched, strict=True))
+    scores = sum(a["score"] != b["score"] for a, b in zip(alone, batched, strict=True))
+    print(json.dumps({"config": args.config, "rows": len(rows), "batch_size": args.batch_size,
+                      "results_changed": changed, "scores_changed": scores,
+                      "share_changed": round(changed / len(rows), 3)}))
+
+
+if __name__ == "__main__":
+    main()
