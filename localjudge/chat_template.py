@@ -61,6 +61,12 @@ def render(tokenizer: Any, prompt: ChatPrompt, *, system_role: bool, generation_
     )
 
 
+def prompt_ids(tokenizer: Any, prompt: ChatPrompt, *, system_role: bool) -> list[int]:
+    """The prompt's token ids: the rendered text with no special tokens added, as
+    `apply_chat_template(tokenize=True)` gives (the template's own BOS is the only one)."""
+    return list(tokenizer(render(tokenizer, prompt, system_role=system_role), add_special_tokens=False).input_ids)
+
+
 def head_text(tokenizer: Any, prompt: ChatPrompt, *, system_role: bool) -> str:
     """The rendered text before the prompt's last user message ('' when it cannot be found)."""
     chat = [*prompt[:-1], {"role": "user", "content": _SENTINEL}]

@@ -191,9 +191,8 @@ class TransformersJudge:
         return chat_template.render(self.tokenizer, prompt, system_role=self.system_role)
 
     def prompt_ids(self, prompt: ChatPrompt) -> list[int]:
-        """The prompt's token ids: the rendered text, no special tokens added (the template's
-        own BOS is the only one), as `apply_chat_template(tokenize=True)` gives."""
-        return self._ids(self.render(prompt))
+        """The prompt's token ids (see `chat_template.prompt_ids`)."""
+        return chat_template.prompt_ids(self.tokenizer, prompt, system_role=self.system_role)
 
     def _ids(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False).input_ids

@@ -33,6 +33,7 @@ class TemplateTokenizer:
     def __init__(self, template: str) -> None:
         env = jinja2.Environment()
         env.globals["raise_exception"] = self._raise
+        env.globals["strftime_now"] = lambda fmt: "today"  # what transformers gives templates
         self.template = env.from_string(template)
         self.seen_kwargs: dict[str, Any] = {}
 
@@ -100,3 +101,12 @@ def test_common_prefix_leaves_every_row_a_token_of_its_own() -> None:
     assert common_prefix(head, [[1, 2, 3, 4]]) == 3  # the row's last prompt token stays its own
     assert common_prefix(head, [[5, 1, 2]]) == 0
     assert common_prefix([], [[1, 2]]) == 0
+
+
+def test_date_is_fixed_for_templates_that_print_today() -> None:
+    """Llama 3.2/3.3 headers print `strftime_now` unless a `date_string` is given."""
+    dated = "{% if date_string is not defined %}{% set date_string = strftime_now('%d %b %Y') %}{% endif %}" + (
+        "Today Date: {{ date_string }}|" + PLAIN
+    )
+    text = render(TemplateTokenizer(dated), CHAT, system_role=True)
+    assert text.startswith(f"Today Date: {TEMPLATE_KWARGS['date_string']}|")

@@ -13,7 +13,15 @@ from typing import Any
 import pytest
 
 from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
-from localjudge.chat_template import TEMPLATE_KWARGS, common_prefix, fold_system, head_text, render, system_role_supported
+from localjudge.chat_template import (
+    TEMPLATE_KWARGS,
+    common_prefix,
+    fold_system,
+    head_text,
+    prompt_ids,
+    render,
+    system_role_supported,
+)
 from localjudge.judge import ChatPrompt
 
 # name -> (architecture, template renders a system role itself, BOS the template starts with)
@@ -91,7 +99,7 @@ def test_token_ids_are_the_templates_with_one_bos(family: str, family_dir) -> No
     tok = tokenizer(str(family_dir(family)))
     _, native_system, bos = FAMILIES[family]
     for _, prompt in scorer_prompts():
-        ids = tok(render(tok, prompt, system_role=native_system), add_special_tokens=False).input_ids
+        ids = prompt_ids(tok, prompt, system_role=native_system)  # what the judge feeds the model
         chat = prompt if native_system else fold_system(prompt)
         expected = tok.apply_chat_template(chat, tokenize=True, add_generation_prompt=True, **TEMPLATE_KWARGS)
         expected = expected["input_ids"] if hasattr(expected, "keys") else expected
