@@ -22,8 +22,15 @@ ENV = {**os.environ, "TORCHDYNAMO_DISABLE": "1"}
 
 
 def score_cmd(model_dir: Path, out: Path, *extra: str) -> list[str]:
+    # float32 on any device: on a GPU, bf16 would let batch composition change results
     return [str(BIN / "localjudge"), "--quiet", "score", "--model", str(model_dir), "--threads", "1",
-            "--scorer", "toxicity", "--data", str(EXAMPLE), "--out", str(out), *extra]
+            "--dtype", "float32", "--scorer", "toxicity", "--data", str(EXAMPLE), "--out", str(out), *extra]
+
+
+def gpu_count() -> int:
+    import torch
+
+    return torch.cuda.device_count()
 
 
 @pytest.fixture(scope="module")
@@ -58,11 +65,19 @@ def test_sigkill_then_resume_gives_the_same_file(model_dir: Path, tmp_path: Path
 
 
 def test_accelerate_two_processes_match_one(model_dir: Path, tmp_path: Path, reference: bytes) -> None:
-    out = tmp_path / "out.jsonl"
+    """Two processes: gloo on CPU, NCCL with one GPU each where there are two GPUs. With exactly
+    one GPU (two NCCL ranks cannot share it) both runs go to the CPU."""
+    out, env = tmp_path / "out.jsonl", ENV
+    if gpu_count() == 1:
+        env = {**ENV, "CUDA_VISIBLE_DEVICES": ""}
+        reference_out = tmp_path / "reference.jsonl"
+        subprocess.run(score_cmd(model_dir, reference_out, "--batch-size", "2"), check=True, env=env,
+                       capture_output=True, timeout=600)
+        reference = reference_out.read_bytes()
     cmd = [str(BIN / "accelerate"), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
            "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "localjudge.cli",
            *score_cmd(model_dir, out, "--batch-size", "2")[1:]]
-    done = subprocess.run(cmd, env=ENV, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     assert sorted(p.name for p in (tmp_path / "out.jsonl.progress").iterdir()) == ["rank-0.jsonl", "rank-1.jsonl"]
     assert out.read_bytes() == reference
