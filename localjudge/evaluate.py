@@ -35,7 +35,11 @@ Progress = Callable[[str, int], None]  # (scorer name, rows just finished)
 
 @dataclass(frozen=True)
 class Columns:
-    """Which dataset columns hold the run's fields (context and run id are optional)."""
+    """Which dataset columns hold the run's fields (context and run id are optional).
+
+    A context column named anything but the default ``"context"`` must exist: a misspelt name
+    would otherwise leave every row without context, found only after the model has loaded.
+    """
 
     input: str | None = "input"
     output: str = "output"
@@ -80,7 +84,7 @@ def to_dataset(data: Any) -> "Dataset":
 def rows_to_runs(dataset: "Dataset", columns: Columns) -> list[dict[str, Any]]:
     """Runs (Mastra's shape) from dataset rows; unknown column names are a clear error."""
     wanted = [c for c in (columns.input, columns.output, columns.context, columns.run_id) if c]
-    missing = [c for c in wanted if c not in dataset.column_names and c != columns.context]
+    missing = [c for c in wanted if c not in dataset.column_names and c != Columns.context]
     if missing:
         raise ValueError(f"unknown column {missing[0]!r}; the data has: {', '.join(dataset.column_names)}")
     has_context = columns.context is not None and columns.context in dataset.column_names

@@ -35,8 +35,15 @@ def load_config(path: str | Path) -> dict[str, Any]:
     if not p.exists():
         raise FileNotFoundError(f"sweep config {str(path)!r} does not exist")
     if p.suffix.lower() == ".toml":
-        import tomllib
-
+        try:
+            import tomllib  # Python 3.11+
+        except ImportError:
+            try:
+                import tomli as tomllib  # type: ignore[no-redef]  # the same parser, for 3.10
+            except ImportError:
+                raise ValueError(
+                    f"{p.name}: reading TOML needs Python 3.11+ or `pip install tomli`; or write the config as YAML"
+                ) from None
         config = tomllib.loads(p.read_text(encoding="utf-8"))
     elif p.suffix.lower() in (".yaml", ".yml"):
         import yaml

@@ -31,6 +31,8 @@ def run_cli(capsys, *argv: str) -> tuple[int, str]:
         (["--model", ".", "--scorer", "toxicity", "--data", "missing.jsonl"], "data file 'missing.jsonl' does not exist"),
         (["--model", ".", "--scorer", "toxicity", "--data", str(EXAMPLE), "--output-col", "answer"],
          "unknown column 'answer'"),
+        (["--model", ".", "--scorer", "hallucination", "--data", str(EXAMPLE), "--context-col", "docs"],
+         "unknown column 'docs'"),
     ],
 )
 def test_score_errors_are_one_line(capsys, argv: list[str], message: str) -> None:
@@ -91,3 +93,17 @@ def test_model_files_refuse_pickle(tmp_path: Path) -> None:
     assert check_model_dir(tmp_path, allow_pickle=True).weights[0].name == "pytorch_model.bin"
     (tmp_path / "model.safetensors").write_bytes(b"x")
     assert check_model_dir(tmp_path).weights[0].name == "model.safetensors"
+
+
+def test_toml_sweep_without_tomllib_is_a_clear_error(tmp_path: Path, monkeypatch) -> None:
+    """Python 3.10 has no tomllib: a TOML sweep says what to do instead of a traceback."""
+    import sys
+
+    from localjudge.sweep import load_config
+
+    config = tmp_path / "sweep.toml"
+    config.write_text('out_dir = "x"\n')
+    monkeypatch.setitem(sys.modules, "tomllib", None)  # import tomllib now raises ImportError
+    monkeypatch.setitem(sys.modules, "tomli", None)
+    with pytest.raises(ValueError, match="needs Python 3.11\\+ or `pip install tomli`"):
+        load_config(config)
