@@ -189,8 +189,7 @@ def test_real_judge_scores_with_network_blocked(block_network: list[str], real_j
     """Generation on the real model (loaded by the session fixture) with the network blocked."""
     for factory in (hallucination_scorer, toxicity_scorer):
         results = factory(real_judge).run_batch(ROWS)
-        assert all(r.scored or r.error for r in results)
-        assert sum(r.scored for r in results) >= 1
+        assert all(r.scored for r in results), [r.error for r in results]
 
 
 @pytest.mark.slow

@@ -56,7 +56,7 @@ def test_end_to_end_valid_batch_invariant_deterministic(real_judge, factory) -> 
     batched = scorer.run_batch(RUNS)
     for result in batched:
         check_structure(result, scorer.name)
-    assert sum(r.scored for r in batched) >= 2
+    assert all(r.scored for r in batched), [r.error for r in batched]  # every row, not most
     one_by_one = [scorer.run(run) for run in RUNS]
     assert [r.to_dict() for r in one_by_one] == [r.to_dict() for r in batched]
     again = scorer.run_batch(RUNS)
