@@ -197,7 +197,9 @@ class TransformersJudge:
     def _ids(self, text: str) -> list[int]:
         return self.tokenizer(text, add_special_tokens=False).input_ids
 
-    def _shared_prefix(self, prompts: Sequence[ChatPrompt], token_ids: list[list[int]], max_new_tokens: int) -> list[int]:
+    def _shared_prefix(
+        self, prompts: Sequence[ChatPrompt], token_ids: list[list[int]], max_new_tokens: int
+    ) -> list[int]:
         """Token ids of the instructions and worked examples that every row of the call
         starts with, when caching them is exact for this architecture; else []."""
         if self._windows is None or len(prompts[0]) < 2:
