@@ -53,18 +53,20 @@ def fold_system(prompt: ChatPrompt) -> ChatPrompt:
     return [{"role": "user", "content": system}, *rest]
 
 
-def render(tokenizer: Any, prompt: ChatPrompt, *, system_role: bool, generation_prompt: bool = True) -> str:
+def render(tokenizer: Any, prompt: ChatPrompt, *, system_role: bool) -> str:
     """The prompt as the model sees it: its own template, the rules above applied."""
     chat = prompt if system_role else fold_system(prompt)
-    return tokenizer.apply_chat_template(
-        chat, tokenize=False, add_generation_prompt=generation_prompt, **TEMPLATE_KWARGS
-    )
+    return tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=True, **TEMPLATE_KWARGS)
+
+
+def _tokens(tokenizer: Any, text: str) -> list[int]:
+    return list(tokenizer(text, add_special_tokens=False).input_ids)
 
 
 def prompt_ids(tokenizer: Any, prompt: ChatPrompt, *, system_role: bool) -> list[int]:
     """The prompt's token ids: the rendered text with no special tokens added, as
     `apply_chat_template(tokenize=True)` gives (the template's own BOS is the only one)."""
-    return list(tokenizer(render(tokenizer, prompt, system_role=system_role), add_special_tokens=False).input_ids)
+    return _tokens(tokenizer, render(tokenizer, prompt, system_role=system_role))
 
 
 def head_text(tokenizer: Any, prompt: ChatPrompt, *, system_role: bool) -> str:
@@ -73,6 +75,11 @@ def head_text(tokenizer: Any, prompt: ChatPrompt, *, system_role: bool) -> str:
     text = render(tokenizer, chat, system_role=system_role)
     cut = text.find(_SENTINEL)
     return text[:cut] if cut > 0 else ""
+
+
+def head_ids(tokenizer: Any, prompt: ChatPrompt, *, system_role: bool) -> list[int]:
+    """Token ids of `head_text` (a tokenizer may merge across the cut: see `common_prefix`)."""
+    return _tokens(tokenizer, head_text(tokenizer, prompt, system_role=system_role))
 
 
 def common_prefix(head: Sequence[int], rows: Sequence[Sequence[int]]) -> int:
@@ -85,4 +92,4 @@ def common_prefix(head: Sequence[int], rows: Sequence[Sequence[int]]) -> int:
         while n < limit and row[n] == head[n]:
             n += 1
         length = n
-    return max(length, 0)
+    return length

@@ -194,9 +194,6 @@ class TransformersJudge:
         """The prompt's token ids (see `chat_template.prompt_ids`)."""
         return chat_template.prompt_ids(self.tokenizer, prompt, system_role=self.system_role)
 
-    def _ids(self, text: str) -> list[int]:
-        return self.tokenizer(text, add_special_tokens=False).input_ids
-
     def _shared_prefix(
         self, prompts: Sequence[ChatPrompt], token_ids: list[list[int]], max_new_tokens: int
     ) -> list[int]:
@@ -204,13 +201,13 @@ class TransformersJudge:
         starts with, when caching them is exact for this architecture; else []."""
         if self._windows is None or len(prompts[0]) < 2:
             return []
-        head = self._ids(chat_template.head_text(self.tokenizer, prompts[0], system_role=self.system_role))
+        head = chat_template.head_ids(self.tokenizer, prompts[0], system_role=self.system_role)
         prefix = head[: chat_template.common_prefix(head, token_ids)]
         if len(prefix) < 16:
             return []  # too little to be worth a cache entry
         # Rows are [prefix][padding][own tokens]: a sliding window that does not reach back over
         # the whole row would count the padding as positions and see less of the prefix.
-        span = len(prefix) + max(len(ids) - len(prefix) for ids in token_ids) + max_new_tokens
+        span = max(len(ids) for ids in token_ids) + max_new_tokens
         if any(window is not None and window < span for window in self._windows):
             return []
         return prefix

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
-from localjudge.chat_template import common_prefix, head_text
+from localjudge.chat_template import common_prefix, head_ids
 from localjudge.judge import ChatPrompt
 from localjudge.schemas import Reason, token_budget
 from localjudge.scorers.claims import Claims
@@ -112,7 +112,7 @@ def test_prefix_cache_equals_full_prompt(family: str, family_judge) -> None:
         ids = [judge.prompt_ids(p) for p in rows]
         prefix = judge._shared_prefix(rows, ids, budget)
         window = min((w for w in judge._windows or [] if w is not None), default=None)
-        span = len(prefix) + max(len(i) for i in ids) - len(prefix) + budget if prefix else None
+        span = max(len(i) for i in ids) + budget
         if window is None or (schema == "Reason"):
             assert prefix, f"{family}/{schema}: the shared prefix should be cached"
         if prefix:
@@ -130,7 +130,7 @@ def test_sliding_window_turns_the_prefix_cache_off_and_must(family: str, family_
     ids = [judge.prompt_ids(p) for p in rows]
     assert judge._shared_prefix(rows, ids, token_budget(Claims)) == []
     assert max(cached_vs_full(judge, rows, [])) < 1e-5
-    head = judge._ids(head_text(judge.tokenizer, rows[0], system_role=judge.system_role))
+    head = head_ids(judge.tokenizer, rows[0], system_role=judge.system_role)
     forced = head[: common_prefix(head, ids)]
     assert max(cached_vs_full(judge, rows, forced)) > 1e-3, "the window rule guards a real difference"
 
