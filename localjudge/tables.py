@@ -1,4 +1,9 @@
-"""Reading and writing row files: JSONL, JSON, CSV, parquet, or a saved HF dataset folder."""
+"""Reading and writing row files: JSONL, JSON, CSV, parquet, or a saved HF dataset folder.
+
+Reading writes nothing anywhere: files are parsed here (CSV by Python's `csv`, parquet by
+pyarrow) into in-memory datasets, never through a `datasets` builder, which would keep an Arrow
+copy of the user's data under ``~/.cache/huggingface/datasets``.
+"""
 
 from __future__ import annotations
 
@@ -51,7 +56,14 @@ def read_table(path: str | Path) -> "Dataset":
     if suffix == ".csv":
         return _read_csv(p)
     if suffix == ".parquet":
-        return Dataset.from_parquet(str(p), keep_in_memory=True)
+        import pyarrow.parquet as pq
+        from datasets.table import InMemoryTable
+
+        try:
+            table = pq.read_table(p)
+        except Exception as error:  # noqa: BLE001 - pyarrow's errors name no file
+            raise ValueError(f"{p}: not a readable parquet file ({error})") from None
+        return Dataset(InMemoryTable(table))
     raise ValueError(f"unsupported data file {p.name}: use one of {', '.join(READ_SUFFIXES)} or a dataset folder")
 
 
@@ -59,15 +71,25 @@ def _read_csv(path: Path) -> "Dataset":
     """Every CSV cell as text ("42" stays a string answer); only an empty cell is missing."""
     from datasets import Dataset, Features, Value
 
-    with path.open(newline="", encoding="utf-8") as handle:
-        header = next(csv.reader(handle), [])
-    if not header:
-        raise ValueError(f"{path} is empty: a CSV file needs a first line naming its columns")
-    if len(set(header)) != len(header):
-        raise ValueError(f"{path}: the first line names a column twice: {', '.join(header)}")
+    with path.open(newline="", encoding="utf-8-sig") as handle:  # -sig: drop a BOM (Excel)
+        reader = csv.reader(handle)
+        header = next(reader, [])
+        if not header:
+            raise ValueError(f"{path} is empty: a CSV file needs a first line naming its columns")
+        if len(set(header)) != len(header):
+            raise ValueError(f"{path}: the first line names a column twice: {', '.join(header)}")
+        columns: dict[str, list[str | None]] = {name: [] for name in header}
+        for cells in reader:
+            if not cells:
+                continue  # a blank line
+            if len(cells) > len(header):
+                raise ValueError(f"{path}:{reader.line_num}: {len(cells)} cells, but the first line "
+                                 f"names {len(header)} columns")
+            cells += [""] * (len(header) - len(cells))
+            for name, cell in zip(header, cells, strict=True):
+                columns[name].append(cell if cell != "" else None)
     features = Features({name: Value("string") for name in header})
-    return Dataset.from_csv(str(path), features=features, keep_in_memory=True,
-                            keep_default_na=False, na_values=[""])
+    return Dataset.from_dict(columns, features=features)
 
 
 def _from_rows(rows: list[Any], path: Path) -> "Dataset":

@@ -1,4 +1,4 @@
-"""Bad and odd input, table-driven: 99 kinds, each a parametrize case with its own id.
+"""Bad and odd input, table-driven: 102 kinds, each a parametrize case with its own id.
 
 Every kind ends in one of four ways, never in a crash that loses the other rows and never in a
 made-up score:
@@ -25,15 +25,17 @@ The kinds, by table:
   separators, lone surrogates, a surrogate pair, a BOM, text that looks like a JSON-cell marker.
 - JUDGE_CASES (5): prompt over the context window, an answer that is not JSON, has an extra
   key, is cut off twice, or is empty.
-- SETUP_CASES (25): unknown scorer; scale 0, negative, NaN, inf, a string, a bool; empty
+- SETUP_CASES (27): unknown scorer; scale 0, negative, NaN, inf, a string, a bool; empty
   dataset, unknown column, batch size 0, no scorer, a scorer twice; model path missing, a hub
   id, a plain file, a folder with no config, a config that is not JSON or not an object, no
   weights, pickle-only weights; a JSONL row that is not an object, a row that is not a dict,
-  bytes in a row, a CSV with no header or with a duplicated column.
+  bytes in a row, a CSV with no header, a duplicated column or a row with too many cells, a
+  parquet file that is not one.
 - STORE_CASES (16): a resume-log line that is garbage, cut off, an array, null, has no result,
   a non-string key, a null result, a missing or extra field, a string, NaN or bool score, a
   score beside an error, a non-integer token count, invalid UTF-8, NUL bytes.
-- 3 more: a several-MB row, numbers and empty cells in a CSV, an unsupported data file.
+- 4 more: a several-MB row, numbers and empty cells in a CSV, a CSV with a BOM and short rows, an
+  unsupported data file.
 CLI_CASES and the model-path CLI tests run 10 of these kinds through `localjudge score`: exit
 code 2 and one line. Then crash safety (a crash while writing or renaming the output file; a
 resume log cut mid-line) and determinism (two runs, identical files).
@@ -334,6 +336,10 @@ SETUP_CASES = [
                  "needs a first line naming its columns", id="csv-without-header"),
     pytest.param(lambda tmp: read_table(_model_dir(tmp, {"d.csv": b"output,output\na,b\n"}) / "d.csv"), ValueError,
                  "names a column twice", id="csv-duplicate-header"),
+    pytest.param(lambda tmp: read_table(_model_dir(tmp, {"d.csv": b"input,output\nq,a\nq,a,extra\n"}) / "d.csv"),
+                 ValueError, "d.csv:3: 3 cells, but the first line names 2 columns", id="csv-row-too-long"),
+    pytest.param(lambda tmp: read_table(_model_dir(tmp, {"d.parquet": b"PAR1 not really"}) / "d.parquet"),
+                 ValueError, "d.parquet: not a readable parquet file", id="parquet-unreadable"),
 ]
 
 
@@ -351,6 +357,13 @@ def test_csv_numbers_stay_text_and_empty_cells_are_missing(tmp_path: Path) -> No
     ev = evaluate(read_table(data), [toxicity_scorer(judge())])
     assert ev.dataset["toxicity_score"] == [1.0, 1.0, None]
     assert ev.dataset["toxicity_error"][2] == "invalid run: output is missing (None)"
+
+
+def test_csv_with_a_byte_order_mark_and_short_rows(tmp_path: Path) -> None:
+    """Excel writes a BOM before the header; a row with fewer cells has its last ones missing."""
+    data = tmp_path / "d.csv"
+    data.write_bytes("\ufeffinput,output,context\nq,a\n".encode("utf-8"))
+    assert read_table(data).to_list() == [{"input": "q", "output": "a", "context": None}]
 
 
 @pytest.fixture

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -201,3 +202,59 @@ def test_real_model_loads_with_network_blocked(block_network: list[str], model_d
     judge = TransformersJudge(model_dir)
     (result,) = toxicity_scorer(judge).run_batch(ROWS[1:])
     assert result.scored or result.error
+
+
+NO_COPIES_SCRIPT = """
+import sys
+from pathlib import Path
+from localjudge import cli, hallucination_scorer, toxicity_scorer
+from localjudge.evaluate import evaluate
+from localjudge.store import ResultStore
+from localjudge.tables import read_table, write_table
+from tests.test_offline import fake_judge
+
+data, out = Path(sys.argv[1]), Path(sys.argv[2])
+cli.build_judge = lambda args, device_map=None: fake_judge()
+for source in sorted(data.iterdir()):
+    judge = fake_judge()
+    result = evaluate(read_table(source), [hallucination_scorer(judge), toxicity_scorer(judge)],
+                      store=ResultStore(out / f"{source.name}.progress"), batch_size=1)
+    write_table(result.dataset, out / f"{source.name}.jsonl")
+    assert cli.main(["--quiet", "score", "--model", "m", "--scorer", "toxicity", "--data", str(source),
+                     "--out", str(out / f"{source.name}.cli.parquet")]) == 0
+"""
+
+
+def tree(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_mtime_ns for p in sorted(folder.rglob("*"))}
+
+
+def test_reading_tables_writes_no_copy_anywhere(tmp_path: Path) -> None:
+    """Every input format, through `evaluate` and the CLI, in a fresh process whose Hugging Face
+    cache is an empty folder: the cache stays empty and the data folder is untouched (a
+    `datasets` builder would keep an Arrow copy of the user's rows in the cache)."""
+    import subprocess
+    import sys
+
+    from localjudge.tables import dataset_from_rows
+
+    data, out, hf_home = tmp_path / "data", tmp_path / "out", tmp_path / "hf"
+    for folder in (data, out, hf_home):
+        folder.mkdir()
+    (data / "rows.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
+    (data / "rows.json").write_text(json.dumps(ROWS), encoding="utf-8")
+    flat = [{**r, "context": r["context"] if isinstance(r["context"], str) else r["context"][0]} for r in ROWS]
+    (data / "rows.csv").write_text("input,output,context\n" + "".join(
+        f'"{r["input"]}","{r["output"]}","{r["context"]}"\n' for r in flat), encoding="utf-8")
+    write_table(dataset_from_rows(flat), data / "rows.parquet")
+    dataset_from_rows(flat).save_to_disk(str(data / "saved"))
+    before = tree(data)
+    env = {**os.environ, "HF_HOME": str(hf_home), "HF_DATASETS_CACHE": str(hf_home / "datasets"),
+           "XDG_CACHE_HOME": str(hf_home / "xdg")}
+    done = subprocess.run([sys.executable, "-c", NO_COPIES_SCRIPT, str(data), str(out)], env=env,
+                          cwd=PACKAGE.parent, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert list(hf_home.rglob("*")) == [], "written under HF_HOME"
+    assert tree(data) == before, "the data folder changed"
+    written = {p.name for p in out.iterdir()}
+    assert {f"{s}.jsonl" for s in ("rows.jsonl", "rows.json", "rows.csv", "rows.parquet", "saved")} <= written
