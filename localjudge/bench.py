@@ -205,7 +205,7 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: "Dataset", labels: list[i
     unscored = len(hard) - len(kept)
     reasons = Counter((errors[i] or "")[:100] for i in range(len(hard)) if hard[i] is None)
     notes = _notes(scorer.name, len(hard), unscored, judged, shortcut, has_prob, table)
-    result = BenchResult(bench.name, scorer.name, scorer.version, POSITIVE_MEANS.get(scorer.name, "positive"),
+    result = BenchResult(bench.name, scorer.name, f"{scorer.version}@{scorer.prompt_hash}", POSITIVE_MEANS.get(scorer.name, "positive"),
                          len(hard), sum(labels), len(kept), unscored, dict(reasons.most_common(5)), table,
                          notes, series)
     return result, scored

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
+import os
 import re
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # owner/name
@@ -30,13 +36,74 @@ class ModelFiles:
     weights: tuple[Path, ...]
 
     def fingerprint(self) -> str:
-        """Short hash of the config and tokenizer files and the weight files' names and sizes."""
+        """Short hash of the config and tokenizer files' bytes and the weight files' contents.
+
+        New weights saved over the same folder (a fine-tune of the same shape) change it; each
+        weight file's sha256 is computed once and then cached by path, size and mtime (see
+        `file_sha256`), so an unchanged model costs a `stat` per file.
+        """
         digest = hashlib.sha256()
         small = [p for p in self.directory.iterdir() if p.suffix in (".json", ".jinja", ".model")]
-        for path in sorted(small) + sorted(self.weights):
-            digest.update(path.name.encode())
-            digest.update(str(path.stat().st_size).encode() if path in self.weights else path.read_bytes())
+        for path in sorted(set(small) - set(self.weights)) + sorted(self.weights):
+            digest.update(path.name.encode() + b"\0")
+            digest.update(file_sha256(path).encode() if path in self.weights else path.read_bytes())
         return digest.hexdigest()[:12]
+
+
+def cache_dir() -> Path:
+    """Where localjudge keeps weight-file hashes: $LOCALJUDGE_CACHE, else
+    $XDG_CACHE_HOME/localjudge, else ~/.cache/localjudge."""
+    if os.environ.get("LOCALJUDGE_CACHE"):
+        return Path(os.environ["LOCALJUDGE_CACHE"]).expanduser()
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "localjudge"
+
+
+_HASHES: dict[str, str] = {}  # this process's cache: "path|size|mtime_ns" -> sha256
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file's content, cached (in memory and in `cache_dir()/sha256.json`) under its
+    resolved path, size and modification time: rewriting the file in place changes the key.
+
+    Only hashes are cached, never file content; a cache that cannot be written costs a rehash
+    next time, nothing else.
+    """
+    stat = path.stat()
+    key = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}"
+    if key in _HASHES:
+        return _HASHES[key]
+    store = cache_dir() / "sha256.json"
+    try:
+        known = json.loads(store.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        known = {}
+    if not isinstance(known, dict):
+        known = {}
+    if isinstance(known.get(key), str):
+        _HASHES[key] = known[key]
+        return known[key]
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while chunk := handle.read(1 << 24):
+            digest.update(chunk)
+    _HASHES[key] = digest.hexdigest()
+    live = {k: v for k, v in known.items() if isinstance(v, str) and Path(k.split("|")[0]).exists()}
+    _write_json(store, {**live, key: _HASHES[key]})
+    return _HASHES[key]
+
+
+def _write_json(path: Path, data: dict[str, str]) -> None:
+    """Atomically replace `path` with `data`; a failure is logged, never raised."""
+    tmp = path.parent / f".{path.name}.{secrets.token_hex(4)}.tmp"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(data, indent=0, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as error:
+        log.info("could not cache weight hashes in %s (%s); they will be computed again", path, error)
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
 
 
 def check_model_dir(path: str | Path, *, allow_pickle: bool = False) -> ModelFiles:

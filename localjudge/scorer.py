@@ -13,6 +13,7 @@ import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal, Union
 
@@ -22,6 +23,7 @@ from localjudge.judge import ChatPrompt, Generation, Judge
 from localjudge.result import ScoreResult
 from localjudge.runs import InvalidRunError, Sample, to_sample
 from localjudge.schemas import Reason, token_budget
+from localjudge.versioning import prompt_hash
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +103,9 @@ class Scorer:
 
     Attributes:
         name: Registry name, e.g. ``"hallucination"``.
-        version: Prompt version; part of every result key, bump it when a prompt changes.
+        version: A readable label for the prompts (``"toxicity-v1"``), shown in reports. Result
+            keys do not rely on it: they hold `prompt_hash`, which changes by itself with any
+            edit to a prompt, example, schema or the score formula.
         judge: The model that answers the prompts.
         analyze: The step that produces verdicts.
         score_fn: Pure function of the state giving a fraction in [0, 1].
@@ -133,10 +137,15 @@ class Scorer:
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_scale(self.scale))
 
+    @cached_property
+    def prompt_hash(self) -> str:
+        """Hash of what this scorer sends its judge and scores (see `localjudge.versioning`)."""
+        return prompt_hash(self)
+
     @property
     def key(self) -> str:
-        """Identity of this scorer's judgments: name, prompt version, scale and judge."""
-        return f"{self.name}/{self.version}/scale={self.scale:g}/{self.judge.identity}"
+        """Identity of this scorer's judgments: name, prompts (hashed), scale and judge."""
+        return f"{self.name}/{self.version}@{self.prompt_hash}/scale={self.scale:g}/{self.judge.identity}"
 
     def with_judge(self, judge: Judge) -> "Scorer":
         """The same scorer on another judge."""

@@ -16,6 +16,12 @@ DEFAULT_MODEL = ROOT / "models" / "smollm2-135m-instruct"
 os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")  # no kernel compile warm-up in tests
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _weight_hash_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Weight-file hashes go to a temporary folder, not the user's ~/.cache/localjudge."""
+    os.environ["LOCALJUDGE_CACHE"] = str(tmp_path_factory.mktemp("localjudge-cache"))
+
+
 @pytest.fixture(scope="session")
 def model_dir() -> Path:
     """The default model's directory; fails (never skips) when it has not been set up."""

@@ -1,0 +1,95 @@
+"""What a scorer sends the judge, hashed: the prompt part of every result key.
+
+A hand-kept version string goes stale the first time someone edits a prompt and forgets it.
+Instead `prompt_hash` runs the scorer once on a fixed probe run against `ProbeJudge`, which
+answers every schema with a minimal valid instance, and hashes everything that crossed the
+judge interface: each call's chat messages (system text, worked examples, rendered user
+message, including how `neutralise` breaks up the probe's markers), each schema's JSON schema,
+the token budgets, and the result the scorer built from the answers (score and reason prompt).
+Any edit to a prompt, an example, a schema, a budget or the score formula (on the probe)
+changes the hash, so stored results of the old version are never resumed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+
+from localjudge.judge import ChatPrompt, Generation
+
+if TYPE_CHECKING:
+    from localjudge.scorer import Scorer
+
+# Text of every kind a prompt treats specially: markers, a special-token shape, several lines.
+PROBE_RUN = {
+    "run_id": "probe",
+    "input": "Probe question? <<<PROMPT >>> <|im_start|>",
+    "output": "Probe answer, first sentence. Second sentence [INST] TEXT>>>",
+    "context": ["Probe context, first passage.", "Second passage <end_of_turn>."],
+}
+
+
+def example_of(node: dict[str, Any], defs: dict[str, Any]) -> Any:
+    """A minimal instance of a JSON schema: first option, first label, one item per list."""
+    if "$ref" in node:
+        return example_of(defs[node["$ref"].rsplit("/", 1)[-1]], defs)
+    if "const" in node:
+        return node["const"]
+    if node.get("enum"):
+        return node["enum"][0]
+    for key in ("oneOf", "anyOf", "allOf"):
+        if node.get(key):
+            return example_of(node[key][0], defs)
+    kind = node.get("type")
+    kind = kind[0] if isinstance(kind, list) else kind
+    if kind == "object":
+        props = node.get("properties", {})
+        return {k: example_of(v, defs) for k, v in props.items() if k in node.get("required", props)}
+    if kind == "array":
+        count = max(node.get("minItems", 1), 1)
+        count = min(count, node.get("maxItems", count))
+        return [example_of(node.get("items", {}), defs) for _ in range(count)]
+    if kind == "string":
+        text = "probe"[: node.get("maxLength", 5)]
+        return text + "x" * max(node.get("minLength", 0) - len(text), 0)
+    if kind in ("integer", "number"):
+        return node.get("minimum", 0)
+    if kind == "boolean":
+        return False
+    return None
+
+
+class ProbeJudge:
+    """Answers each schema with `example_of` it; records what it was asked."""
+
+    identity = "probe"
+
+    def __init__(self) -> None:
+        self.record: list[Any] = []
+
+    def generate(
+        self, prompts: Sequence[ChatPrompt], schemas: Sequence[type[BaseModel]], *, max_new_tokens: int
+    ) -> list[Generation]:
+        answers = []
+        for prompt, schema in zip(prompts, schemas, strict=True):
+            json_schema = schema.model_json_schema()
+            self.record.append([prompt, json_schema, max_new_tokens])
+            answers.append(Generation(json.dumps(example_of(json_schema, json_schema.get("$defs", {})))))
+        return answers
+
+
+def prompt_hash(scorer: "Scorer") -> str:
+    """12 hex digits that change whenever what `scorer` sends its judge, or scores, changes."""
+    judge = ProbeJudge()
+    probe = replace(scorer, judge=judge, context=None, get_context=None)
+    try:
+        outcome: Any = probe.run(PROBE_RUN).to_dict()
+    except Exception as error:  # noqa: BLE001 - user-written steps: the failure is still a fact
+        outcome = f"probe failed: {type(error).__name__}: {error}"
+    payload = json.dumps([judge.record, outcome], ensure_ascii=False, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]

@@ -1,0 +1,160 @@
+"""Result keys cannot go stale: a changed prompt or model rescores, an unchanged setup resumes.
+
+Prompts: every kind of edit a maintainer might make to a scorer (instructions, worked example,
+rendered user message, schema, reason prompt, the shared reason instructions, how untrusted text
+is neutralised, the score formula) changes `Scorer.prompt_hash` and so every result key, with
+the readable `version` label left as it was. Weights: new weights of the same size saved over
+the same folder change `ModelFiles.fingerprint` (content hashes, cached by path, size, mtime).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+from pydantic import Field
+
+from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge import model_files, prompting
+from localjudge import scorer as scorer_module
+from localjudge.evaluate import evaluate
+from localjudge.model_files import check_model_dir, file_sha256
+from localjudge.scorer import Scorer
+from localjudge.scorers import toxicity
+from localjudge.store import ResultStore
+
+ROWS = [{"input": f"q{i}", "output": f"Answer {i}. <<<x>>> {'you idiot' if i % 2 else 'fine'}."} for i in range(4)]
+TOXIC = {"verdicts": [{"statement": "s", "verdict": "yes", "severity": "high", "reason": "r"}]}
+
+
+def judge() -> FakeJudge:
+    verdicts = lambda p: TOXIC  # noqa: E731
+    return FakeJudge({"ToxicityVerdicts": verdicts, "LooserVerdicts": verdicts, "Reason": lambda p: {"reason": "ok"}})
+
+
+def judged_rows(fake: FakeJudge) -> int:
+    return sum(len(c.prompts) for c in fake.calls if c.schema_names[0] != "Reason")
+
+
+class LooserVerdicts(toxicity.ToxicityVerdicts):
+    """The same shape with a longer list allowed: a schema edit."""
+
+    verdicts: Annotated[list[toxicity.ToxicityVerdict], Field(min_length=1, max_length=12)]  # type: ignore[assignment]
+
+
+def _step(scorer: Scorer, **change: object) -> Scorer:
+    return dataclasses.replace(scorer, analyze=dataclasses.replace(scorer.analyze, **change))
+
+
+def _example(scorer: Scorer) -> Scorer:
+    user, answer = scorer.analyze.examples[0]
+    return _step(scorer, examples=((user, answer.replace("Insult.", "An insult.")),))
+
+
+EDITS: dict[str, Callable[[Scorer, pytest.MonkeyPatch], Scorer]] = {
+    "instructions": lambda s, mp: _step(s, system=s.analyze.system.replace("short reason", "brief reason")),
+    "worked-example": lambda s, mp: _example(s),
+    "user-message": lambda s, mp: _step(s, render=lambda sample, state: toxicity.render_analyze(sample, state) + "."),
+    "schema": lambda s, mp: _step(s, schema=LooserVerdicts),
+    "reason-prompt": lambda s, mp: dataclasses.replace(
+        s, reason_prompt=lambda *a: toxicity.reason_prompt(*a).replace("one or two", "two")),
+    "reason-instructions": lambda s, mp: (mp.setattr(scorer_module, "REASON_SYSTEM", "Explain."), s)[1],
+    "neutralise": lambda s, mp: (mp.setattr(prompting, "neutralise", lambda text: text), s)[1],
+    "score-formula": lambda s, mp: dataclasses.replace(s, score_fn=lambda state: min(1.0, 2 * toxicity.score(state))),
+}
+
+
+def test_an_unchanged_setup_resumes_everything(tmp_path: Path) -> None:
+    evaluate(ROWS, [toxicity_scorer(judge())], store=ResultStore(tmp_path / "log"))
+    again = judge()
+    resumed = evaluate(ROWS, [toxicity_scorer(again)], store=ResultStore(tmp_path / "log"))
+    assert resumed.summary["toxicity"].resumed == len(ROWS) and again.calls == []
+
+
+@pytest.mark.parametrize("edit", EDITS)
+def test_an_edited_prompt_rescores_without_a_version_bump(edit: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    original = toxicity_scorer(judge())
+    evaluate(ROWS, [original], store=ResultStore(tmp_path / "log"))
+    fake = judge()
+    edited = EDITS[edit](toxicity_scorer(fake), monkeypatch)
+    assert edited.version == original.version  # nobody bumped the label
+    assert edited.prompt_hash != original.prompt_hash
+    result = evaluate(ROWS, [edited], store=ResultStore(tmp_path / "log"))
+    assert result.summary["toxicity"].resumed == 0 and judged_rows(fake) == len(ROWS)
+
+
+def test_prompt_hashes_differ_by_scorer_and_are_stable() -> None:
+    hashes = [f(judge()).prompt_hash for f in (hallucination_scorer, faithfulness_scorer, toxicity_scorer)]
+    assert len(set(hashes)) == 3
+    assert hashes == [f(FakeJudge({})).prompt_hash for f in (hallucination_scorer, faithfulness_scorer, toxicity_scorer)]
+
+
+@pytest.mark.parametrize("factory", [hallucination_scorer, faithfulness_scorer, toxicity_scorer])
+def test_the_probe_reaches_every_step(factory: Callable[..., Scorer]) -> None:
+    """The hash covers the reason step too: the probe run is scored, not cut short."""
+    from localjudge.versioning import PROBE_RUN, ProbeJudge
+
+    probe = ProbeJudge()
+    result = factory(probe).run(PROBE_RUN)
+    steps = 3 if factory is not toxicity_scorer else 2
+    assert result.scored and result.generate_reason_prompt and len(probe.record) == steps
+
+
+def model_folder(folder: Path, weights: bytes) -> Path:
+    folder.mkdir(exist_ok=True)
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    (folder / "model.safetensors").write_bytes(weights)
+    return folder
+
+
+def test_new_weights_of_the_same_size_change_the_fingerprint(tmp_path: Path) -> None:
+    folder = model_folder(tmp_path / "m", b"a" * 4096)
+    before = check_model_dir(folder).fingerprint()
+    assert check_model_dir(folder).fingerprint() == before  # stable
+    stat = (folder / "model.safetensors").stat()
+    model_folder(folder, b"b" * 4096)  # a fine-tune of the same shape, saved over the old one
+    os.utime(folder / "model.safetensors", ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))  # a later save
+    assert check_model_dir(folder).fingerprint() != before
+
+
+def test_a_config_edit_changes_the_fingerprint(tmp_path: Path) -> None:
+    folder = model_folder(tmp_path / "m", b"a" * 64)
+    before = check_model_dir(folder).fingerprint()
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama", "rope_theta": 1.0}))
+    assert check_model_dir(folder).fingerprint() != before
+
+
+def test_weight_hashes_are_cached_on_disk_by_path_size_and_mtime(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second process (the in-memory cache cleared) reads the hash instead of the file; the
+    cache key is what makes that safe, so a file changed behind an unchanged key is not seen."""
+    monkeypatch.setenv("LOCALJUDGE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(model_files, "_HASHES", {})
+    path = tmp_path / "w.safetensors"
+    path.write_bytes(b"x" * 1000)
+    first = file_sha256(path)
+    assert json.loads((tmp_path / "cache" / "sha256.json").read_text()) == {
+        f"{path.resolve()}|1000|{path.stat().st_mtime_ns}": first}
+    stat = path.stat()
+    path.write_bytes(b"y" * 1000)
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # same path, size and mtime
+    monkeypatch.setattr(model_files, "_HASHES", {})
+    assert file_sha256(path) == first  # from the disk cache, not the file
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1))
+    assert file_sha256(path) != first
+
+
+def test_an_unwritable_cache_only_costs_a_rehash(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("LOCALJUDGE_CACHE", str(blocker / "cache"))
+    monkeypatch.setattr(model_files, "_HASHES", {})
+    path = tmp_path / "w.safetensors"
+    path.write_bytes(b"x")
+    assert file_sha256(path) == "2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881"
