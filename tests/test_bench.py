@@ -120,7 +120,8 @@ def test_report_files_are_written(tmp_path: Path) -> None:
     assert (tmp_path / "halueval_qa-roc.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     data = json.loads((tmp_path / "report.json").read_text())
     ident = data["identity"]
-    assert ident["judge"] == "fake-judge" and ident["scorers"] == {"hallucination": hallucination.VERSION}
+    prompts = hallucination.hallucination_scorer(FakeJudge({})).prompt_hash
+    assert ident["judge"] == "fake-judge" and ident["scorers"] == {"hallucination": f"{hallucination.VERSION}@{prompts}"}
     assert {"localjudge", "torch", "transformers", "outlines", "datasets"} <= set(ident["libraries"])
     assert ident["seed"] == 0 and ident["limit"] == 10 and ident["elapsed_seconds"] >= 0
     assert ident["started_utc"].endswith("+00:00") and len(ident["benchmarks"]["halueval_qa"]["sha256"]) == 64
