@@ -135,18 +135,43 @@ def check_model_dir(path: str | Path, *, allow_pickle: bool = False) -> ModelFil
             return ModelFiles(p, ggufs[0], tuple(ggufs))
         raise ModelPathError(f"{p} is not a model directory: it has no config.json (nor a single .gguf file)")
     _check_config(p / "config.json")
-    safetensors = tuple(sorted(p.glob("*.safetensors")))
+    safetensors = _model_safetensors(p)
     if safetensors:
         return ModelFiles(p, None, safetensors)
     pickles = tuple(sorted(q for q in p.iterdir() if q.suffix in PICKLE_SUFFIXES))
+    others = sorted(q.name for q in p.glob("*.safetensors"))
     if pickles and allow_pickle:
         return ModelFiles(p, None, pickles)
     if pickles:
+        beside = f" (its {', '.join(others)} are not the model's weights)" if others else ""
         raise ModelPathError(
-            f"{p} holds only pickle weights ({pickles[0].name}); loading a pickle can run arbitrary "
-            "code. Convert it to safetensors, or opt in with allow_pickle=True (--allow-pickle)."
+            f"{p} holds only pickle weights ({pickles[0].name}){beside}; loading a pickle can run "
+            "arbitrary code. Convert it to safetensors, or opt in with allow_pickle=True (--allow-pickle)."
+        )
+    if others:
+        raise ModelPathError(
+            f"{p} has {', '.join(others)} but no model.safetensors or model.safetensors.index.json: "
+            "transformers loads only those (save the model with save_pretrained)"
         )
     raise ModelPathError(f"{p} has a config.json but no weights (*.safetensors)")
+
+
+def _model_safetensors(folder: Path) -> tuple[Path, ...]:
+    """The safetensors files transformers will load: `model.safetensors`, or the shards the
+    index names. Other `*.safetensors` (an adapter, Mistral's `consolidated.safetensors`) are
+    not the model's weights and never stand in for them."""
+    index = folder / "model.safetensors.index.json"
+    if index.exists():
+        try:
+            shards = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+            raise ModelPathError(f"{index} is not a readable safetensors index ({error!r})") from None
+        missing = [name for name in shards if not (folder / name).is_file()]
+        if missing:
+            raise ModelPathError(f"{index} names shards that are not there: {', '.join(missing[:3])}")
+        return tuple(folder / name for name in shards)
+    single = folder / "model.safetensors"
+    return (single,) if single.is_file() else ()
 
 
 def _check_config(path: Path) -> None:

@@ -38,11 +38,42 @@ def test_pickle_only_folder_is_refused_unless_allowed(tmp_path: Path, suffix: st
     assert [p.name for p in check_model_dir(folder, allow_pickle=True).weights] == [f"weights{suffix}"]
 
 
+def sharded(folder: Path) -> Path:
+    make_dir(folder, "pytorch_model.bin", "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors")
+    weight_map = {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    return folder
+
+
 @pytest.mark.parametrize("allow_pickle", [False, True])
 def test_safetensors_win_over_pickles(tmp_path: Path, allow_pickle: bool) -> None:
-    folder = make_dir(tmp_path / "m", "pytorch_model.bin", "model-00001.safetensors", "model-00002.safetensors")
-    files = check_model_dir(folder, allow_pickle=allow_pickle)
-    assert [p.name for p in files.weights] == ["model-00001.safetensors", "model-00002.safetensors"]
+    files = check_model_dir(sharded(tmp_path / "m"), allow_pickle=allow_pickle)
+    assert [p.name for p in files.weights] == ["model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"]
+    single = make_dir(tmp_path / "one", "pytorch_model.bin", "model.safetensors", "adapter_model.safetensors")
+    assert [p.name for p in check_model_dir(single, allow_pickle=allow_pickle).weights] == ["model.safetensors"]
+
+
+@pytest.mark.parametrize("stray", ["adapter_model.safetensors", "consolidated.safetensors", "model-00001.safetensors"])
+def test_a_stray_safetensors_file_does_not_let_a_pickle_through(tmp_path: Path, stray: str) -> None:
+    """transformers loads only model.safetensors or an index's shards: any other safetensors
+    file beside a pickle would have it load the pickle, so the folder counts as pickle-only."""
+    folder = make_dir(tmp_path / "m", "pytorch_model.bin", stray)
+    with pytest.raises(ModelPathError, match=f"only pickle weights .*its {stray} are not the model's weights"):
+        check_model_dir(folder)
+    assert [p.name for p in check_model_dir(folder, allow_pickle=True).weights] == ["pytorch_model.bin"]
+    (folder / "pytorch_model.bin").unlink()
+    with pytest.raises(ModelPathError, match="but no model.safetensors or model.safetensors.index.json"):
+        check_model_dir(folder)
+
+
+def test_a_safetensors_index_must_name_shards_that_exist(tmp_path: Path) -> None:
+    folder = sharded(tmp_path / "m")
+    (folder / "model-00002-of-00002.safetensors").unlink()
+    with pytest.raises(ModelPathError, match="names shards that are not there: model-00002-of-00002"):
+        check_model_dir(folder)
+    (folder / "model.safetensors.index.json").write_text("[1, 2]")
+    with pytest.raises(ModelPathError, match="not a readable safetensors index"):
+        check_model_dir(folder)
 
 
 def test_several_gguf_files_without_config_are_ambiguous(tmp_path: Path) -> None:
@@ -75,6 +106,47 @@ def test_model_path_is_checked_before_transformers_is_imported() -> None:
     first = body[0]
     assert isinstance(first, ast.Assign) and "check_model_dir(model_path, allow_pickle=allow_pickle)" in ast.unparse(first)
     assert isinstance(body[1], (ast.Import, ast.ImportFrom))  # outlines and transformers come after
+
+
+class Loaded(Exception):
+    """Stops a judge's construction once both `from_pretrained` calls have been seen."""
+
+
+@pytest.mark.parametrize("weights", ["model.safetensors", "model.gguf"])
+@pytest.mark.parametrize("allow_pickle", [False, True])
+def test_from_pretrained_receives_local_only_safe_arguments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            weights: str, allow_pickle: bool) -> None:
+    """The arguments the tokenizer's and the model's `from_pretrained` really receive, recorded at
+    run time (however the code builds them): local files only, no remote code, and safetensors
+    only unless pickles were allowed (a GGUF file is its own format)."""
+    import transformers
+
+    calls: dict[str, dict] = {}
+
+    def recorder(name: str, stop: bool):  # type: ignore[no-untyped-def]
+        def from_pretrained(path: str, *args: object, **kwargs: object) -> object:
+            calls[name] = {"path": path, "args": args, **kwargs}
+            if stop:
+                raise Loaded
+            return object()
+
+        return from_pretrained
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", recorder("tokenizer", False))
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", recorder("model", True))
+    from localjudge.transformers_judge import TransformersJudge
+
+    folder = make_dir(tmp_path / "m", weights)
+    with pytest.raises(Loaded):
+        TransformersJudge(folder / weights if weights.endswith(".gguf") else folder, allow_pickle=allow_pickle)
+    for name in ("tokenizer", "model"):
+        assert calls[name]["path"] == str(folder) and calls[name]["args"] == ()
+        assert calls[name]["local_files_only"] is True and calls[name]["trust_remote_code"] is False, name
+    if weights.endswith(".gguf"):
+        assert calls["tokenizer"]["gguf_file"] == calls["model"]["gguf_file"] == weights
+    else:
+        assert calls["model"]["use_safetensors"] is (None if allow_pickle else True)
+        assert "gguf_file" not in calls["model"]
 
 
 def test_cli_defaults_are_safe() -> None:
@@ -129,3 +201,23 @@ def test_custom_code_beside_a_known_architecture_never_runs(model_dir: Path, tmp
     judge = TransformersJudge(folder)
     assert type(judge.model).__module__.startswith("transformers.")
     assert not marker.exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("allow_pickle", [False, True])
+def test_real_folder_with_safetensors_and_a_pickle_loads_the_safetensors(family_dir, tmp_path: Path,
+                                                                         allow_pickle: bool) -> None:
+    """Real transformers, a real model folder plus a `pytorch_model.bin` of zeroed weights of the
+    same shapes: the loaded model has the safetensors' weights, never the pickle's."""
+    import torch
+    from safetensors.torch import load_file
+
+    from localjudge.transformers_judge import TransformersJudge
+
+    source, folder = family_dir("llama3"), tmp_path / "both"
+    shutil.copytree(source, folder)
+    weights = load_file(str(folder / "model.safetensors"))
+    torch.save({name: torch.zeros_like(t) for name, t in weights.items()}, folder / "pytorch_model.bin")
+    judge = TransformersJudge(folder, allow_pickle=allow_pickle)
+    name = "model.embed_tokens.weight"
+    assert torch.equal(judge.model.state_dict()[name], weights[name]) and weights[name].abs().sum() > 0
