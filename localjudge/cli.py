@@ -32,6 +32,9 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
                        help='"cpu", "cuda", "auto" (shard over GPUs via accelerate); default: GPU if any')
     group.add_argument("--dtype", default="auto", help='"auto" (float32 on CPU, the checkpoint\'s dtype on GPU), "bfloat16", ...')
     group.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    group.add_argument("--max-context", type=int, default=None, metavar="TOKENS",
+                       help="longest prompt + answer to run (default: the model's declared length; "
+                            "needed when it declares none); longer rows are unscored")
     group.add_argument("--allow-pickle", action="store_true", help="accept pickle (.bin) weights: can run code")
     group.add_argument("--trust-remote-code", action="store_true", help="run code shipped with the model")
 
@@ -61,6 +64,8 @@ def check_numbers(args: argparse.Namespace) -> None:
         raise ValueError(f"batch_size must be at least 1, got {args.batch_size}")
     if args.limit is not None and args.limit < 1:
         raise ValueError(f"--limit must be at least 1, got {args.limit}")
+    if getattr(args, "max_context", None) is not None and args.max_context < 1:
+        raise ValueError(f"--max-context must be at least 1, got {args.max_context}")
 
 
 def build_judge(args: argparse.Namespace, device_map: Any = None) -> Any:
@@ -73,6 +78,7 @@ def build_judge(args: argparse.Namespace, device_map: Any = None) -> Any:
         trust_remote_code=args.trust_remote_code,
         allow_pickle=args.allow_pickle,
         threads=args.threads,
+        max_context=args.max_context,
     )
 
 

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from localjudge.judge import TOO_LONG
 from localjudge.result import ScoreResult
 from localjudge.runs import Sample
 from localjudge.scorer import Scorer
@@ -201,7 +202,8 @@ def _score(
         for i, result in zip(batch, fresh):
             results[i] = result
             tokens += result.new_tokens
-            if not (result.error or "").startswith("judge failed"):
+            error = result.error or ""
+            if not error.startswith("judge failed") and TOO_LONG not in error:  # both may pass next time
                 store_now.append((keys[i], result))
         if store is not None:
             store.append(store_now)

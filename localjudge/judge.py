@@ -15,6 +15,10 @@ from typing import Any, Protocol, Union, runtime_checkable
 
 from pydantic import BaseModel
 
+# Ends the error of a prompt too long for the judge; such results are not kept for resuming
+# (the limit may change between runs, and checking it again costs a tokenization).
+TOO_LONG = "exceeds the model's context window"
+
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
 ChatPrompt = list[Message]
 

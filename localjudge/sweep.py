@@ -26,6 +26,7 @@ from typing import Any
 
 from localjudge.evaluate import Columns, evaluate
 
+MODEL_KEYS = {"name", "path", "device_map", "dtype", "threads", "max_context"}
 CELL_KEYS = {"name", "path", "input_col", "output_col", "context_col", "id_col", "limit", "batch_size", "scorers"}
 
 
@@ -56,6 +57,11 @@ def load_config(path: str | Path) -> dict[str, Any]:
     for key in ("models", "scorers", "datasets"):
         if not config.get(key) or not isinstance(config[key], list):
             raise ValueError(f"{p}: '{key}' must be a non-empty list")
+    for entry in config["models"]:
+        unknown = set(entry) - MODEL_KEYS if isinstance(entry, dict) else set()
+        if not isinstance(entry, dict) or unknown or "path" not in entry:
+            raise ValueError(f"{p}: model entry {entry!r}: needs 'path'; unknown keys {sorted(unknown)} "
+                             f"(known: {', '.join(sorted(MODEL_KEYS))})")
     for entry in config["datasets"]:
         unknown = set(entry) - CELL_KEYS
         if unknown or "path" not in entry:
@@ -86,7 +92,7 @@ def run_sweep(args: argparse.Namespace) -> int:
     for model in config["models"]:
         model_name = model.get("name") or Path(model["path"]).name
         judge = TransformersJudge(model["path"], device_map=model.get("device_map"), dtype=model.get("dtype", "auto"),
-                                  threads=model.get("threads"))
+                                  threads=model.get("threads"), max_context=model.get("max_context"))
         for data in config["datasets"]:
             data_name = data.get("name") or Path(data["path"]).stem
             dataset = read_table(data["path"])

@@ -20,7 +20,7 @@ import torch
 from pydantic import BaseModel
 
 from localjudge import chat_template
-from localjudge.judge import ChatPrompt, Generation
+from localjudge.judge import TOO_LONG, ChatPrompt, Generation
 from localjudge.model_files import check_model_dir
 from localjudge.processor import RowGrammarProcessor
 
@@ -43,14 +43,32 @@ def _literal_fields(schema: dict[str, Any], defs: dict[str, Any] | None = None) 
     return found
 
 
-def context_window(config: Any, tokenizer: Any) -> int:
-    """The model's context length from its config (or tokenizer); 2**31 if none is declared."""
+def declared_context(config: Any, tokenizer: Any) -> int | None:
+    """The context length the model's config (or tokenizer) declares, or None."""
     for key in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
         value = getattr(config, key, None) or getattr(getattr(config, "text_config", None), key, None)
         if isinstance(value, int) and value > 0:
             return value
     limit = getattr(tokenizer, "model_max_length", None)
-    return int(limit) if isinstance(limit, int) and 0 < limit < 10**9 else 2**31
+    return int(limit) if isinstance(limit, int) and 0 < limit < 10**9 else None
+
+
+def context_window(config: Any, tokenizer: Any, max_context: int | None = None) -> int:
+    """The longest prompt plus answer the judge will run: `max_context` if given, else the
+    declared length. A model that declares none is refused: never assume it is unlimited."""
+    declared = declared_context(config, tokenizer)
+    if max_context is not None:
+        if isinstance(max_context, bool) or not isinstance(max_context, int) or max_context < 1:
+            raise ValueError(f"max_context must be a positive number of tokens, got {max_context!r}")
+        if declared is not None and max_context > declared:
+            log.warning("max_context %d is beyond the %d tokens the model declares", max_context, declared)
+        return max_context
+    if declared is None:
+        raise ValueError(
+            "the model declares no context length (no max_position_embeddings in its config, no "
+            "model_max_length in its tokenizer): give one with max_context= (--max-context N)"
+        )
+    return declared
 
 
 def attention_windows(config: Any) -> list[int | None] | None:
@@ -92,6 +110,8 @@ class TransformersJudge:
             once per process and reuse their KV cache (exact: the cached prefix is the same
             tokens the full prompt starts with). Used only where it is exact for the
             architecture (see `attention_windows`); False always prefills full prompts.
+        max_context: The longest prompt plus answer to run, in tokens; a longer row is recorded
+            unscored. Default: the length the model declares; required when it declares none.
     """
 
     def __init__(
@@ -104,6 +124,7 @@ class TransformersJudge:
         allow_pickle: bool = False,
         threads: int | None = None,
         prefix_cache: bool = True,
+        max_context: int | None = None,
     ) -> None:
         files = check_model_dir(model_path, allow_pickle=allow_pickle)  # before any heavy import
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -127,11 +148,13 @@ class TransformersJudge:
             use_safetensors=None if allow_pickle or files.gguf else True,
             **common,
         ).eval()
-        self._setup(f"{files.directory.name}@{files.fingerprint()}:{self.model.dtype}:greedy", prefix_cache)
+        identity = f"{files.directory.name}@{files.fingerprint()}:{self.model.dtype}:greedy"
+        self._setup(identity, prefix_cache, max_context)
 
     @classmethod
     def from_loaded(
-        cls, model: Any, tokenizer: Any, *, identity: str, prefix_cache: bool = True
+        cls, model: Any, tokenizer: Any, *, identity: str, prefix_cache: bool = True,
+        max_context: int | None = None,
     ) -> "TransformersJudge":
         """A judge on a model and tokenizer already in memory (for example built with
         `from_config` for a speed test, or loaded with your own settings).
@@ -140,14 +163,14 @@ class TransformersJudge:
             model: A transformers causal LM, in eval mode on its device.
             tokenizer: Its (fast) tokenizer, with a chat template.
             identity: Names the model in result keys; change it whenever the weights change.
-            prefix_cache: As for the constructor.
+            prefix_cache, max_context: As for the constructor.
         """
         judge = cls.__new__(cls)
         judge.model, judge.tokenizer = model.eval(), tokenizer
-        judge._setup(f"{identity}:{model.dtype}:greedy", prefix_cache)
+        judge._setup(f"{identity}:{model.dtype}:greedy", prefix_cache, max_context)
         return judge
 
-    def _setup(self, identity: str, prefix_cache: bool) -> None:
+    def _setup(self, identity: str, prefix_cache: bool, max_context: int | None) -> None:
         """Everything after loading: padding, Outlines wrapper, grammar and prefix caches."""
         import llguidance.hf
         import outlines
@@ -155,7 +178,7 @@ class TransformersJudge:
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
         self.tokenizer.padding_side = "left"  # decoder-only batching pads on the left
-        self.context_window = context_window(self.model.config, self.tokenizer)
+        self.context_window = context_window(self.model.config, self.tokenizer, max_context)
         self.system_role = chat_template.system_role_supported(self.tokenizer)
         self._windows = attention_windows(self.model.config) if prefix_cache else None
         # Outlines wraps the model; llguidance (an Outlines backend) indexes the vocabulary once.
@@ -227,8 +250,8 @@ class TransformersJudge:
         for i, ids in enumerate(token_ids):
             if len(ids) + max_new_tokens > self.context_window:
                 results[i] = Generation(
-                    "", error=f"prompt of {len(ids)} tokens plus {max_new_tokens} to generate exceeds the "
-                    f"model's context window of {self.context_window} tokens",
+                    "", error=f"prompt of {len(ids)} tokens plus {max_new_tokens} to generate {TOO_LONG} "
+                    f"of {self.context_window} tokens",
                 )
             else:
                 fit.append(i)
