@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -144,8 +145,11 @@ def run_score(args: argparse.Namespace) -> int:
     rank, world = distributed_rank()
     if world > 1 and not args.out:
         raise CliError("a data-parallel run needs --out (the ranks merge their results into it)")
-    progress_dir = Path(f"{args.out}.progress") if args.out and not args.no_resume else None
-    store = ResultStore(progress_dir, writer=f"rank-{rank}") if progress_dir else None
+    store = None
+    if args.out and not args.no_resume:
+        store = ResultStore(Path(f"{args.out}.progress"), writer=f"rank-{rank}")
+    elif world > 1:  # --no-resume: the ranks still hand their rows to rank 0, through a scratch folder
+        store = ResultStore(scratch_dir(args.out), writer=f"rank-{rank}", fresh=True)
     judge = build_judge(args, device_map=distributed_device() if world > 1 else None)
     scorers = build_scorers(names, judge, args.scale)
     bars = Bars(len(dataset) if world == 1 else -(-len(dataset) // world), not args.quiet)
@@ -158,7 +162,14 @@ def run_score(args: argparse.Namespace) -> int:
         wait_for_everyone()
         if rank != 0:
             return 0
+        if args.no_resume:  # this run's ranks' logs only: drop any a crashed run with more ranks left
+            for log_file in scratch_dir(args.out).glob("*.jsonl"):
+                if log_file.stem not in {f"rank-{r}" for r in range(world)}:
+                    log_file.unlink()
+            store = ResultStore(scratch_dir(args.out), writer="rank-0")
         result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store)
+        if args.no_resume:
+            shutil.rmtree(scratch_dir(args.out), ignore_errors=True)
     if args.out:
         write_table(result.dataset, args.out)
         print(f"wrote {len(result.dataset)} rows to {args.out}", file=sys.stderr)
@@ -166,6 +177,11 @@ def run_score(args: argparse.Namespace) -> int:
         print_rows(result, names)
     print(markdown_table(summary_rows(result.summary)))
     return 0
+
+
+def scratch_dir(out: str) -> Path:
+    """Where the ranks of a ``--no-resume`` data-parallel run exchange results (removed after)."""
+    return Path(f"{out}.ranks")
 
 
 def print_rows(result: Evaluation, names: Sequence[str]) -> None:
@@ -226,7 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--batch-size", type=int, default=8, help="rows per judge call (default: 8)")
     score.add_argument("--scale", type=float, default=1.0, help="scores lie in [0, scale] (default: 1)")
     score.add_argument("--limit", type=int, default=None, help="score only the first N rows")
-    score.add_argument("--no-resume", action="store_true", help="do not read or write OUT.progress/")
+    score.add_argument("--no-resume", action="store_true", help="do not read or write OUT.progress/ (a data-parallel run exchanges its ranks' rows "
+                            "through OUT.ranks/, removed at the end)")
     add_column_flags(score)
     score.set_defaults(func=run_score)
 

@@ -44,12 +44,18 @@ class ResultStore:
     Args:
         folder: Where the logs live (created if missing).
         writer: This process's file name stem, e.g. ``"rank-0"``.
+        fresh: Start this writer's log empty and read only it: nothing earlier is resumed, while
+            what it writes still reaches a merge that reads the whole folder (the ranks of a
+            data-parallel run that must not resume).
     """
 
-    def __init__(self, folder: str | Path, *, writer: str = "rank-0") -> None:
+    def __init__(self, folder: str | Path, *, writer: str = "rank-0", fresh: bool = False) -> None:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self.path = self.folder / f"{writer}.jsonl"
+        self.fresh = fresh
+        if fresh:
+            self.path.write_bytes(b"")
         self._repair_tail()
 
     def _repair_tail(self) -> None:
@@ -68,7 +74,7 @@ class ResultStore:
         """Every stored result by key, from all writers' logs; unreadable lines are skipped."""
         found: dict[str, dict[str, Any]] = {}
         bad = 0
-        for path in sorted(self.folder.glob("*.jsonl")):
+        for path in [self.path] if self.fresh else sorted(self.folder.glob("*.jsonl")):
             with path.open("r", encoding="utf-8", errors="replace") as handle:
                 for line in handle:
                     record = _record(line)

@@ -1,7 +1,9 @@
 """Build the benchmark subsets shipped in `localjudge/bench_data/` from the labeled source data.
 
 Usage:
-    python scripts/make_bench_data.py [--source /work/shared/data] [--out localjudge/bench_data]
+    python scripts/make_bench_data.py --source DATA [--out localjudge/bench_data]
+
+DATA holds the upstream files (each benchmark's README.md says which, and where from).
 
 Every benchmark is a fixed-seed (seed 0), label-stratified subset: 100 positive and 100
 negative rows, drawn without replacement from the eligible source rows kept in source order.
@@ -151,7 +153,7 @@ BUILDERS: dict[str, tuple[Callable[[Path, random.Random], list[Row]], str]] = {
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--source", type=Path, default=Path("/work/shared/data"), help="labeled source data")
+    parser.add_argument("--source", type=Path, required=True, help="folder of the labeled source data")
     parser.add_argument("--out", type=Path, default=ROOT / "localjudge" / "bench_data", help="where to write")
     args = parser.parse_args()
     for name, (build, folder) in BUILDERS.items():

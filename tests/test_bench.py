@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import csv
 import json
+import os
+import subprocess
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -274,17 +278,62 @@ def test_one_label_left_after_unscored_rows_is_reported_not_a_crash(tmp_path: Pa
     assert "| judge score | judge | 4 | n/a | n/a | n/a |" in (tmp_path / "out" / "report.md").read_text()
 
 
-SOURCE = Path("/work/shared/data")
+SOURCE = os.environ.get("LOCALJUDGE_BENCH_SOURCE")  # the upstream files, where a machine has them
+MAKE = Path(__file__).resolve().parent.parent / "scripts" / "make_bench_data.py"
 
 
-@pytest.mark.skipif(not SOURCE.exists(), reason="the labeled source data is not on this machine")
+def make_bench_data(source: Path, out: Path) -> None:
+    subprocess.run([sys.executable, str(MAKE), "--source", str(source), "--out", str(out)], check=True,
+                   capture_output=True, timeout=300)
+
+
+@pytest.mark.skipif(not SOURCE, reason="set LOCALJUDGE_BENCH_SOURCE to the upstream data folder")
 def test_shipped_subsets_are_rebuilt_byte_for_byte(tmp_path: Path) -> None:
-    import subprocess
-    import sys
-
-    root = Path(__file__).resolve().parent.parent
-    subprocess.run([sys.executable, str(root / "scripts" / "make_bench_data.py"), "--source", str(SOURCE),
-                    "--out", str(tmp_path)], check=True, capture_output=True)
+    make_bench_data(Path(SOURCE or ""), tmp_path)
     for bench in BENCHMARKS.values():
         assert (tmp_path / bench.name / bench.path.name).read_bytes() == bench.path.read_bytes(), bench.name
         assert (tmp_path / bench.name / "LICENSE").read_bytes() == (bench.path.parent / "LICENSE").read_bytes()
+
+
+def synthetic_source(root: Path) -> Path:
+    """Each upstream file's format, 240 rows, labels alternating."""
+    def write_csv(path: Path, header: list[str], rows: list[list[str]], delimiter: str = ",") -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("w", encoding="utf-8", newline="") as handle:
+            csv.writer(handle, delimiter=delimiter).writerows([header, *rows])
+        (path.parent / "LICENSE").write_text(f"license of {path.parent.name}\n")
+
+    n = range(240)
+    write_csv(root / "begin" / "begin_dev_wow.tsv", ["message", "response", "knowledge", "begin_label", "model_name"],
+              [[f"m{i}", f"r{i}", f"k{i}", "Fully attributable" if i % 2 else "Generic", "m"] for i in n], "\t")
+    (root / "begin" / "NOTICE").write_text("notice\n")
+    (root / "halueval").mkdir()
+    (root / "halueval" / "qa_one-turn_data.json").write_text("".join(json.dumps(
+        {"question": f"q{i}", "right_answer": f"a{i}", "hallucinated_answer": f"h{i}", "knowledge": f"k{i}"}) + "\n"
+        for i in n))
+    (root / "halueval" / "LICENSE").write_text("license of halueval\n")
+    write_csv(root / "truthfulqa" / "TruthfulQA.csv",
+              ["Question", "Best Answer", "Correct Answers", "Best Incorrect Answer", "Category"],
+              [[f"q{i}", f"b{i}", f"b{i}; c{i}; I have no comment", f"w{i}", "c"] for i in n])
+    write_csv(root / "davidson_hate_offensive" / "labeled_data.csv", ["", "tweet", "class"],
+              [[str(i), f"t{i} &amp;", "2" if i % 2 == 0 else str(i // 2 % 2)] for i in n])
+    write_csv(root / "toxigen_demonstrations" / "toxigen_demonstrations.csv", ["text", "label", "target_group"],
+              [[f"t{i}", "hate" if i % 2 else "neutral", "g"] for i in n])
+    return root
+
+
+def test_make_bench_data_is_deterministic_balanced_and_licensed(tmp_path: Path) -> None:
+    """The builder on every upstream format (synthetic rows): same bytes twice, 100 rows per
+    label, any first 2k rows hold k of each, the upstream LICENSE (and NOTICE) copied beside."""
+    source = synthetic_source(tmp_path / "source")
+    make_bench_data(source, tmp_path / "a")
+    make_bench_data(source, tmp_path / "b")
+    for bench in BENCHMARKS.values():
+        built = tmp_path / "a" / bench.name / bench.path.name
+        assert built.read_bytes() == (tmp_path / "b" / bench.name / bench.path.name).read_bytes(), bench.name
+        rows = [json.loads(line) for line in built.read_text().splitlines()]
+        assert len(rows) == 200 and len({r["id"] for r in rows}) == 200, bench.name
+        assert all(sum(r["label"] for r in rows[: 2 * k]) == k for k in range(101)), bench.name
+        assert all(set(r) == {"id", "input", "output", "context", "label", "source_label", "group"} for r in rows)
+        assert (tmp_path / "a" / bench.name / "LICENSE").read_text().startswith("license of ")
+    assert (tmp_path / "a" / "begin" / "NOTICE").exists()

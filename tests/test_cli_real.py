@@ -37,27 +37,32 @@ def gpu_count() -> int:
 def reference(model_dir: Path, tmp_path_factory) -> bytes:
     """An uninterrupted single-process run's output file."""
     out = tmp_path_factory.mktemp("ref") / "out.jsonl"
-    subprocess.run(score_cmd(model_dir, out, "--batch-size", "2"), check=True, env=ENV, capture_output=True)
+    subprocess.run(score_cmd(model_dir, out, "--batch-size", "2"), check=True, env=ENV, capture_output=True,
+                   timeout=600)
     return out.read_bytes()
 
 
 def test_sigkill_then_resume_gives_the_same_file(model_dir: Path, tmp_path: Path, reference: bytes) -> None:
+    """Killed as soon as its first batch is on disk: polled every 5 ms and frozen (SIGSTOP) the
+    moment it is seen, so even a fast machine cannot finish the other batches in between."""
     out = tmp_path / "out.jsonl"
     log = tmp_path / "out.jsonl.progress" / "rank-0.jsonl"
     proc = subprocess.Popen(score_cmd(model_dir, out, "--batch-size", "2"), env=ENV,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + 300
     while time.time() < deadline and proc.poll() is None:
-        if log.exists() and len(log.read_text().splitlines()) >= 2:
+        if log.exists() and log.stat().st_size and len(log.read_bytes().splitlines()) >= 2:
+            proc.send_signal(signal.SIGSTOP)
             break
-        time.sleep(0.2)
-    assert proc.poll() is None, "the run finished before it could be killed"
+        time.sleep(0.005)
+    assert proc.poll() is None, "the run finished (or failed) before it could be stopped"
     proc.send_signal(signal.SIGKILL)
-    proc.wait()
+    proc.wait(timeout=60)
     done_before = len(log.read_text().splitlines())
     assert 2 <= done_before < ROWS and not out.exists()
 
-    resumed = subprocess.run(score_cmd(model_dir, out, "--batch-size", "2"), env=ENV, capture_output=True, text=True)
+    resumed = subprocess.run(score_cmd(model_dir, out, "--batch-size", "2"), env=ENV, capture_output=True, text=True,
+                             timeout=600)
     assert resumed.returncode == 0, resumed.stderr
     assert out.read_bytes() == reference  # nothing lost, nothing duplicated, same bytes
     lines = log.read_text().splitlines()
@@ -91,7 +96,8 @@ def test_sweep_writes_cells_and_summary(model_dir: Path, tmp_path: Path) -> None
         "scorers: [toxicity, {name: hallucination, scale: 10}]\n"
         f"datasets:\n  - {{name: ex, path: {EXAMPLE}, limit: 2, batch_size: 2}}\n"
     )
-    done = subprocess.run([str(BIN / "localjudge"), "--quiet", "sweep", str(config)], env=ENV, capture_output=True, text=True)
+    done = subprocess.run([str(BIN / "localjudge"), "--quiet", "sweep", str(config)], env=ENV, capture_output=True,
+                          text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     for name in ("toxicity", "hallucination"):
         rows = [json.loads(line) for line in (tmp_path / "results" / "smol" / "ex" / f"{name}.jsonl").read_text().splitlines()]
