@@ -12,7 +12,7 @@ from localjudge.evaluate import Columns, Evaluation, ScorerSummary, evaluate, sc
 from localjudge.judge import FakeJudge, Generation, Judge, UnscriptedCallError
 from localjudge.result import ScoreResult
 from localjudge.run_evals import ItemResult, RunEvalsResult, run_evals
-from localjudge.runs import InvalidRunError, Sample
+from localjudge.runs import InvalidRunError, Sample, extract_tool_results
 from localjudge.store import ResultStore
 from localjudge.scorer import Scorer, UnscorableError
 from localjudge.scorers import SCORERS, faithfulness_scorer, hallucination_scorer, toxicity_scorer
@@ -42,6 +42,7 @@ __all__ = [
     "UnscorableError",
     "UnscriptedCallError",
     "evaluate",
+    "extract_tool_results",
     "faithfulness_scorer",
     "hallucination_scorer",
     "run_bench",

@@ -82,6 +82,9 @@ def to_dataset(data: Any) -> "Dataset":
     return dataset
 
 
+_RUN_FIELDS = frozenset({"input", "output", "context", "run_id", "runId"})
+
+
 def rows_to_runs(dataset: "Dataset", columns: Columns) -> list[dict[str, Any]]:
     """Runs (Mastra's shape) from dataset rows; unknown column names are a clear error."""
     wanted = [c for c in (columns.input, columns.output, columns.context, columns.run_id) if c]
@@ -92,7 +95,9 @@ def rows_to_runs(dataset: "Dataset", columns: Columns) -> list[dict[str, Any]]:
     runs = []
     for index, row in enumerate(dataset):
         row = {k: decode_cell(v) for k, v in row.items()}
-        run = {"input": row[columns.input] if columns.input else "", "output": row[columns.output]}
+        # Every other column rides along (ground truth, ids, ...) for a user's get_context.
+        run = {k: v for k, v in row.items() if k not in _RUN_FIELDS}
+        run.update(input=row[columns.input] if columns.input else "", output=row[columns.output])
         if has_context:
             run["context"] = row[columns.context]  # type: ignore[index]
         run["run_id"] = str(row[columns.run_id]) if columns.run_id else str(index)
@@ -179,10 +184,11 @@ def _score(
     start = time.perf_counter()
     results: dict[int, ScoreResult] = {}
     keys: dict[int, str] = {}
+    samples: dict[int, Sample] = {}  # made once per row (get_context runs once), then scored
     pending: list[int] = []
     for i in indices:
         try:
-            sample = scorer.sample(runs[i])
+            sample = samples[i] = scorer.sample(runs[i])
         except Exception as error:  # noqa: BLE001 - invalid rows are recorded, not fatal
             results[i] = ScoreResult(runs[i].get("run_id"), scorer.name, None, None, error=f"invalid run: {error}")
             continue
@@ -197,7 +203,7 @@ def _score(
     backoffs = [0]
     tokens = 0
     for batch in _batches(pending, runs, batch_size):
-        fresh = _run_with_backoff(scorer, [runs[i] for i in batch], backoffs)
+        fresh = _run_with_backoff(scorer, [samples[i] for i in batch], backoffs)
         store_now = []
         for i, result in zip(batch, fresh):
             results[i] = result
@@ -238,7 +244,7 @@ def _batches(pending: list[int], runs: Sequence[Mapping[str, Any]], batch_size: 
     return batches
 
 
-def _run_with_backoff(scorer: Scorer, runs: Sequence[Mapping[str, Any]], backoffs: list[int]) -> list[ScoreResult]:
+def _run_with_backoff(scorer: Scorer, runs: Sequence[Sample], backoffs: list[int]) -> list[ScoreResult]:
     """`run_batch`, halving the batch on out-of-memory; a judge crash costs only this batch."""
     try:
         return scorer.run_batch(runs, on_invalid="record")
@@ -253,7 +259,7 @@ def _run_with_backoff(scorer: Scorer, runs: Sequence[Mapping[str, Any]], backoff
             )
         log.exception("%s: judge failed on a batch of %d", scorer.name, len(runs))
         message = f"judge failed: {type(error).__name__}: {error}"
-        return [ScoreResult(run.get("run_id"), scorer.name, None, None, error=message) for run in runs]
+        return [ScoreResult(run.run_id, scorer.name, None, None, error=message) for run in runs]
 
 
 def _free_accelerator_memory() -> None:

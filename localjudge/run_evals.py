@@ -13,6 +13,7 @@ from typing import Any
 
 from localjudge.evaluate import ScorerSummary, score_runs
 from localjudge.result import ScoreResult
+from localjudge.runs import run_id_of
 from localjudge.scorer import Scorer
 
 log = logging.getLogger(__name__)
@@ -62,7 +63,8 @@ def run_evals(
     """Run `target` on each item's `input`, then score its output with every scorer.
 
     Args:
-        data: Items with `input` and optionally `context` and `run_id`.
+        data: Items with `input` and optionally `context` and `run_id` (or `runId`); every other
+            key (ground truth, ...) reaches the scorers' `get_context` with the run.
         scorers: Scorers to run on each output.
         target: A function of the input, or an object with a `generate`, `run`, `invoke` or
             `predict` method. Its return value is the output (a string or chat messages).
@@ -82,9 +84,9 @@ def run_evals(
             log.warning("target failed on an item: %s", error)
             outputs.append(None)
             errors.append(f"target failed: {type(error).__name__}: {error}")
-    rows = [
-        {"input": item.get("input"), "output": out, "context": item.get("context"), "run_id": str(item.get("run_id", i))}
-        for i, (item, out) in enumerate(zip(data, outputs))
+    rows = [  # the whole item rides along (ground truth, ...), for a scorer's get_context
+        {**item, "output": out, "run_id": run_id_of(item) or str(i)}
+        for i, (item, out) in enumerate(zip(data, outputs, strict=True))
     ]
     results, summary = score_runs(rows, scorers, batch_size=batch_size)
     items = []

@@ -9,6 +9,9 @@ retry is recorded as unscored with the error and raw text; the rest of the batch
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import inspect
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
@@ -21,7 +24,7 @@ from pydantic import BaseModel, ValidationError
 
 from localjudge.judge import ChatPrompt, Generation, Judge
 from localjudge.result import ScoreResult
-from localjudge.runs import InvalidRunError, Sample, to_sample
+from localjudge.runs import InvalidRunError, Sample, context_of, run_id_of, to_sample
 from localjudge.schemas import Reason, token_budget
 from localjudge.versioning import prompt_hash
 
@@ -116,8 +119,13 @@ class Scorer:
         prob_score_fn: Optional score from label probabilities (same range as `score_fn`).
         scale: Scores lie in [0, scale].
         needs_context: Runs without context are rejected before any model call.
-        context: Static context used when a run has none of its own.
-        get_context: Called with each run; takes precedence over `context` and the run's field.
+        context: Static context for every run; it replaces the run's own `context` field.
+        get_context: Called once per run, before any judge call, as Mastra's hook is:
+            ``get_context(run=run, results={}, step="analyze")`` (only the keywords it accepts;
+            a one-argument function gets the run positionally); may be async. Its result takes
+            precedence over `context` and the run's field.
+        fallback_context: Where context comes from when none of the above gives any (the
+            faithfulness scorer: the tool results in the run's output, as Mastra's).
     """
 
     name: str
@@ -132,7 +140,8 @@ class Scorer:
     scale: float = 1.0
     needs_context: bool = False
     context: ContextArg = None
-    get_context: Callable[[Mapping[str, Any]], ContextArg] | None = None
+    get_context: Callable[..., Any] | None = None
+    fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_scale(self.scale))
@@ -157,27 +166,30 @@ class Scorer:
 
     def sample(self, run: Mapping[str, Any]) -> Sample:
         """Normalise a run for this scorer; raises `InvalidRunError` when it cannot be judged."""
-        context = self.get_context(run) if self.get_context is not None else None
+        context = call_get_context(self.get_context, run) if self.get_context is not None else None
         if context is None:
             context = self.context
         sample = to_sample(run, context=context)
+        if not sample.context and self.fallback_context is not None:
+            sample = replace(sample, context=context_of(self.fallback_context(run)) or None)
         if self.needs_context and not sample.context:
+            also = " (or tool results in its output)" if self.fallback_context is not None else ""
             raise InvalidRunError(
-                f"{self.name} needs context: give the run a non-empty 'context', "
+                f"{self.name} needs context: give the run a non-empty 'context'{also}, "
                 "or build the scorer with context= or get_context="
             )
         return sample
 
     def run_batch(
         self,
-        runs: Sequence[Mapping[str, Any]],
+        runs: Sequence[Mapping[str, Any] | Sample],
         *,
         on_invalid: Literal["raise", "record"] = "raise",
     ) -> list[ScoreResult]:
         """Score many runs with one judge call per step for the whole batch.
 
         Args:
-            runs: The runs to score.
+            runs: The runs to score (or `Sample`s already made by `sample`, used as they are).
             on_invalid: ``"raise"`` rejects the batch (before any model call) if a run is
                 structurally wrong; ``"record"`` records such runs as unscored instead.
 
@@ -187,13 +199,12 @@ class Scorer:
         items: list[_Item] = []
         for index, run in enumerate(runs):
             try:
-                items.append(_Item(self.sample(run)))
+                items.append(_Item(run if isinstance(run, Sample) else self.sample(run)))
             except Exception as error:  # noqa: BLE001 - get_context is user code
                 message = f"invalid run: {error}"
                 if on_invalid == "raise":
                     raise InvalidRunError(f"run {index}: {error}") from error
-                run_id = run.get("run_id") if isinstance(run, Mapping) else None
-                blank = _Item(Sample(None if run_id is None else str(run_id), "", ""))
+                blank = _Item(Sample(run_id_of(run) if isinstance(run, Mapping) else None, "", ""))
                 blank.result = ScoreResult(blank.sample.run_id, self.name, None, None, error=message)
                 items.append(blank)
 
@@ -310,6 +321,38 @@ class Scorer:
             raw_output=raw,
             new_tokens=item.new_tokens,
         )
+
+
+def call_get_context(get_context: Callable[..., Any], run: Mapping[str, Any]) -> ContextArg:
+    """Call a user's context hook Mastra's way (keywords `run`, `results`, `step`, as many as it
+    takes) or with the run alone; await it if it is async."""
+    try:
+        params = inspect.signature(get_context).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: no signature to read
+        params = {}
+    offered = {"run": run, "results": {}, "step": "analyze"}
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    by_name = {k: v for k, v in offered.items() if k in params and params[k].kind in _KEYWORD}
+    value = get_context(**(offered if takes_all else by_name)) if takes_all or "run" in by_name else get_context(run)
+    if inspect.isawaitable(value):
+        value = _await(value)
+    return value  # type: ignore[no-any-return]
+
+
+_KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def _await(awaitable: Any) -> Any:
+    """The result of an async hook, from sync code (in a worker thread if a loop is running)."""
+    async def wait() -> Any:
+        return await awaitable
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, wait()).result()
 
 
 def _chat(system: str, user: str, examples: Sequence[tuple[str, str]] = ()) -> ChatPrompt:

@@ -116,7 +116,7 @@ RUN_CASES = [
     pytest.param(Case(out(42), "invalid", "output must be a string or a list of chat messages, got int"),
                  id="number-output"),
     pytest.param(Case(out(True), "invalid", "got bool"), id="bool-output"),
-    pytest.param(Case(out({"text": "hi"}), "invalid", "got dict"), id="dict-output"),
+    pytest.param(Case(out({"answer": "hi"}), "invalid", "got dict"), id="dict-output"),
     pytest.param(Case(out(b"bytes"), "invalid", "got bytes"), id="bytes-output"),
     pytest.param(Case(out(["a", "b"]), "invalid", "output[0]: a chat message must be a dict"), id="string-list-output"),
     pytest.param(Case(out(chat({"role": "user", "content": "hi"})), "invalid", "output has no assistant message"),

@@ -14,7 +14,7 @@ from typing import Any, Literal
 
 from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE
-from localjudge.runs import Sample
+from localjudge.runs import Sample, tool_result_context
 from localjudge.schemas import REASON_CHARS, Strict, exactly, text
 from localjudge.scorer import ContextArg, LLMStep, Scorer, Shortcut, State
 from localjudge.scorers.claims import (
@@ -103,15 +103,16 @@ def faithfulness_scorer(
     judge: Judge,
     *,
     context: ContextArg = None,
-    get_context: Callable[[Mapping[str, Any]], ContextArg] | None = None,
+    get_context: Callable[..., Any] | None = None,
     scale: float = 1.0,
 ) -> Scorer:
     """Build the faithfulness scorer (higher is better).
 
     Args:
         judge: The local model judging.
-        context: Static context for runs that carry none.
-        get_context: Called with each run; its result takes precedence over `context`.
+        context: Static context for every run (replaces the run's own `context` field).
+        get_context: Called once per run, Mastra's way (``get_context(run=..., results=...,
+            step=...)``, or with the run alone), sync or async; takes precedence over `context`.
         scale: Scores lie in [0, scale]; must be positive.
     """
     return Scorer(
@@ -128,4 +129,5 @@ def faithfulness_scorer(
         needs_context=True,
         context=context,
         get_context=get_context,
+        fallback_context=lambda run: tool_result_context(run.get("output")),
     )

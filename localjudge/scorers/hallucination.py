@@ -104,15 +104,16 @@ def hallucination_scorer(
     judge: Judge,
     *,
     context: ContextArg = None,
-    get_context: Callable[[Mapping[str, Any]], ContextArg] | None = None,
+    get_context: Callable[..., Any] | None = None,
     scale: float = 1.0,
 ) -> Scorer:
     """Build the hallucination scorer (lower is better).
 
     Args:
         judge: The local model judging.
-        context: Static context for runs that carry none.
-        get_context: Called with each run; its result takes precedence over `context`.
+        context: Static context for every run (replaces the run's own `context` field).
+        get_context: Called once per run, Mastra's way (``get_context(run=..., results=...,
+            step=...)``, or with the run alone), sync or async; takes precedence over `context`.
         scale: Scores lie in [0, scale]; must be positive.
     """
     return Scorer(
