@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from localjudge.evaluate import Columns, Evaluation, ScorerSummary, evaluate, score_runs
 from localjudge.judge import FakeJudge, Generation, Judge, UnscriptedCallError
 from localjudge.result import ScoreResult
-from localjudge.run_evals import ItemResult, RunEvalsResult, run_evals
+from localjudge.run_evals import ItemResult, RunEvalsResult, RunSummary, ThresholdResult, run_evals
 from localjudge.runs import InvalidRunError, Sample, extract_tool_results
 from localjudge.store import ResultStore
 from localjudge.scorer import Scorer, UnscorableError
@@ -34,10 +34,12 @@ __all__ = [
     "Judge",
     "ResultStore",
     "RunEvalsResult",
+    "RunSummary",
     "ScoreResult",
     "Sample",
     "Scorer",
     "ScorerSummary",
+    "ThresholdResult",
     "TransformersJudge",
     "UnscorableError",
     "UnscriptedCallError",

@@ -126,6 +126,8 @@ class Scorer:
             precedence over `context` and the run's field.
         fallback_context: Where context comes from when none of the above gives any (the
             faithfulness scorer: the tool results in the run's output, as Mastra's).
+        id: Mastra's scorer id, the key of `run_evals` results (default ``"<name>-scorer"``,
+            as Mastra names its prebuilt scorers).
     """
 
     name: str
@@ -142,9 +144,12 @@ class Scorer:
     context: ContextArg = None
     get_context: Callable[..., Any] | None = None
     fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None
+    id: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_scale(self.scale))
+        if not self.id:
+            object.__setattr__(self, "id", f"{self.name}-scorer")
 
     @cached_property
     def prompt_hash(self) -> str:
@@ -334,18 +339,20 @@ def call_get_context(get_context: Callable[..., Any], run: Mapping[str, Any]) ->
     takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
     by_name = {k: v for k, v in offered.items() if k in params and params[k].kind in _KEYWORD}
     value = get_context(**(offered if takes_all else by_name)) if takes_all or "run" in by_name else get_context(run)
-    if inspect.isawaitable(value):
-        value = _await(value)
-    return value  # type: ignore[no-any-return]
+    return resolve(value)  # type: ignore[no-any-return]
 
 
 _KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
 
-def _await(awaitable: Any) -> Any:
-    """The result of an async hook, from sync code (in a worker thread if a loop is running)."""
+def resolve(value: Any) -> Any:
+    """`value`, or its result if it is awaitable (a user's async hook called from sync code; in
+    a worker thread when an event loop is already running in this one)."""
+    if not inspect.isawaitable(value):
+        return value
+
     async def wait() -> Any:
-        return await awaitable
+        return await value
 
     try:
         asyncio.get_running_loop()

@@ -155,10 +155,10 @@ def test_run_evals_records_target_failures() -> None:
         target,
         on_item_complete=seen.append,
     )
-    assert [i.output for i in seen] == ["you idiot", None, "a kind answer"]
+    assert [i.target_result for i in seen] == ["you idiot", None, "a kind answer"]
     assert seen[1].target_error == "target failed: RuntimeError: target exploded"
-    assert seen[1].scores["toxicity"].score is None
-    assert result.scores == {"toxicity": 0.5} and result.target_errors == 1
+    assert seen[1].scorer_results["toxicity-scorer"].score is None
+    assert result.scores == {"toxicity-scorer": 0.5} and result.summary.target_errors == 1
 
 
 def test_run_evals_accepts_an_object_target() -> None:
@@ -167,4 +167,4 @@ def test_run_evals_accepts_an_object_target() -> None:
             return [{"role": "assistant", "content": f"echo {value}"}]
 
     result = run_evals([{"input": "hi"}], [toxicity_scorer(tox_judge())], Agent())
-    assert result.items[0].scores["toxicity"].score == 0.0
+    assert result.items[0].scorer_results["toxicity-scorer"].score == 0.0

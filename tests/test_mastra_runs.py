@@ -197,5 +197,5 @@ def test_mastra_toxicity_example_and_run_evals_on_an_agent_like_target() -> None
 
     data = [{"input": "Weather in Paris?", "runId": "a"}, {"input": "And tomorrow?", "runId": "b"}]
     result = run_evals(data, [faithfulness_scorer(judge), toxicity_scorer(judge)], agent)
-    assert [item.scores["faithfulness"].score for item in result.items] == [1.0, 1.0]
-    assert [item.scores["toxicity"].run_id for item in result.items] == ["a", "b"]
+    assert [item.scorer_results["faithfulness-scorer"].score for item in result.items] == [1.0, 1.0]
+    assert [item.scorer_results["toxicity-scorer"].run_id for item in result.items] == ["a", "b"]
