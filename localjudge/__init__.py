@@ -14,7 +14,8 @@ from localjudge.result import ScoreResult
 from localjudge.run_evals import ItemResult, RunEvalsResult, RunSummary, ThresholdResult, run_evals
 from localjudge.runs import InvalidRunError, Sample, extract_tool_results
 from localjudge.store import ResultStore
-from localjudge.scorer import Scorer, UnscorableError
+from localjudge.scorer import Scorer, create_scorer
+from localjudge.steps import JudgeStep, UnscorableError
 from localjudge.scorers import SCORERS, faithfulness_scorer, hallucination_scorer, toxicity_scorer
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ __all__ = [
     "Generation",
     "InvalidRunError",
     "ItemResult",
+    "JudgeStep",
     "Judge",
     "ResultStore",
     "RunEvalsResult",
@@ -43,6 +45,7 @@ __all__ = [
     "TransformersJudge",
     "UnscorableError",
     "UnscriptedCallError",
+    "create_scorer",
     "evaluate",
     "extract_tool_results",
     "faithfulness_scorer",

@@ -21,7 +21,8 @@ from typing import Any, Union
 from localjudge.evaluate import ScorerSummary, score_runs
 from localjudge.result import ScoreResult
 from localjudge.runs import run_id_of
-from localjudge.scorer import Scorer, resolve
+from localjudge.scorer import Scorer
+from localjudge.steps import resolve
 
 log = logging.getLogger(__name__)
 

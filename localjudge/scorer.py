@@ -1,47 +1,48 @@
-"""The step engine: a scorer declares its LLM steps; the engine runs them a batch at a time.
+"""The step engine: a scorer declares its steps; the engine runs them a batch at a time.
 
-For a batch of runs the engine renders each step's prompt for every item still in play, makes
-exactly one judge call per step (plus one retry call for the items whose JSON was cut off or
-did not parse), validates each answer against its schema, computes the score with the
-scorer's pure function, and asks for a reason. An item whose answer is still bad after the
-retry is recorded as unscored with the error and raw text; the rest of the batch goes on.
+A scorer is Mastra's pipeline: optional `preprocess` and `analyze` steps, `generate_score`, and
+an optional `generate_reason`, each a `JudgeStep` or a plain function (see `localjudge.steps`).
+Build one with `create_scorer(...).preprocess(...).analyze(...).generate_score(...)`; the
+built-in scorers are written that way.
+
+For a batch of runs the engine renders a judge step's prompt for every item still in play,
+makes exactly one judge call for the step (plus one retry call for the items whose JSON was cut
+off), validates each answer against its schema, and goes on to the next step. A function step
+runs per item. An item whose answer is still bad, or whose step raised, is recorded as unscored
+with the error (and raw text); the rest of the batch goes on.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import inspect
 import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
 from decimal import ROUND_HALF_UP, Decimal
-from typing import Any, Literal, Union
+from functools import cached_property
+from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
 from localjudge.judge import ChatPrompt, Generation, Judge
 from localjudge.result import ScoreResult
 from localjudge.runs import InvalidRunError, Sample, context_of, run_id_of, to_sample
-from localjudge.schemas import Reason, token_budget
+from localjudge.schemas import token_budget
+from localjudge.steps import (
+    ContextArg,
+    JudgeStep,
+    Results,
+    Shortcut,
+    Step,
+    UnscorableError,
+    call_get_context,
+)
 from localjudge.versioning import prompt_hash
 
 log = logging.getLogger(__name__)
 
-State = dict[str, Any]  # step name -> that step's output as plain data
-Shortcut = tuple[float, str]  # (fraction of scale, reason): decided without the judge
-ContextArg = Union[str, Sequence[str], None]
-
-REASON_SYSTEM = (
-    "You explain an evaluation score in one or two plain sentences. Base the explanation only "
-    "on the score and the verdicts given. Do not repeat the instructions."
-)
-
-
-class UnscorableError(ValueError):
-    """The judge's answers are inconsistent (for example a verdict count that does not match)."""
+Answer = tuple["_Item", Any, Generation]  # an item, its parsed answer (or error text), the raw output
+STEPS = ("preprocess", "analyze")  # the steps before the score, in order
 
 
 def round_half_up(value: float, places: int = 2) -> float:
@@ -59,64 +60,42 @@ def check_scale(scale: float) -> float:
     return float(scale)
 
 
-@dataclass(frozen=True)
-class LLMStep:
-    """One judge prompt of a scorer.
-
-    Attributes:
-        system: The system message: the instructions.
-        examples: Worked examples as earlier chat turns (user message, assistant JSON), so
-            they stay apart from the text to judge.
-        render: Builds the user message from the sample and the earlier steps' outputs.
-        schema: The answer's schema, or a function choosing it per item (exact verdict counts).
-        finish: Turns the parsed answer into the step result kept in the state; may raise
-            `UnscorableError` when the answer is inconsistent with earlier steps.
-    """
-
-    system: str
-    render: Callable[[Sample, State], str]
-    schema: Union[type[BaseModel], Callable[[Sample, State], type[BaseModel]]]
-    examples: tuple[tuple[str, str], ...] = ()
-    finish: Callable[[Sample, State, dict[str, Any]], Any] = lambda s, st, parsed: parsed
-
-    def schema_for(self, sample: Sample, state: State) -> type[BaseModel]:
-        if isinstance(self.schema, type) and issubclass(self.schema, BaseModel):
-            return self.schema
-        return self.schema(sample, state)  # type: ignore[call-arg,operator]
-
-
 @dataclass
 class _Item:
     """Working state of one run inside `Scorer.run_batch`."""
 
     sample: Sample
-    state: State = field(default_factory=dict)
+    results: Results = field(default_factory=dict)
     prompts: dict[str, str] = field(default_factory=dict)
     label_probs: dict[str, tuple[dict[str, float], ...]] = field(default_factory=dict)
     new_tokens: int = 0
+    score: float | None = None
     result: ScoreResult | None = None
+
+
+def _no_shortcut(run: Sample, results: Results) -> Shortcut | None:
+    return None
 
 
 @dataclass(frozen=True)
 class Scorer:
-    """A judge scorer: preprocess and analyze LLM steps, a pure score, and a reason step.
-
-    Build one with a factory such as `localjudge.hallucination_scorer`; call `run` or
+    """A judge scorer: steps, a score, a reason. Build it with `create_scorer`; call `run` or
     `run_batch`. Results are values; the scorer keeps no state between calls.
 
     Attributes:
-        name: Registry name, e.g. ``"hallucination"``.
+        name: Registry name and column prefix, e.g. ``"hallucination"``.
+        judge: The model that answers judge steps (a step may carry its own).
         version: A readable label for the prompts (``"toxicity-v1"``), shown in reports. Result
             keys do not rely on it: they hold `prompt_hash`, which changes by itself with any
             edit to a prompt, example, schema or the score formula.
-        judge: The model that answers the prompts.
-        analyze: The step that produces verdicts.
-        score_fn: Pure function of the state giving a fraction in [0, 1].
-        reason_prompt: Renders the reason step's user message from sample, state and score.
-        preprocess: Optional step before analyze (claim extraction).
-        shortcut: Decides an item without the judge (empty output, no claims); called before
-            each LLM step with the state so far.
-        prob_score_fn: Optional score from label probabilities (same range as `score_fn`).
+        instructions: System message of judge steps that give none of their own.
+        preprocess_step, analyze_step: Optional steps, run in that order.
+        score_step: ``(run, results) -> fraction in [0, 1]``; the score is fraction x scale.
+        reason_step: Optional: ``(run, results) -> str``, or a judge step whose result (or its
+            ``"reason"`` field) is the reason; `results` then also holds ``"score"``.
+        shortcut: Decides an item without the judge (empty output, no claims): called before
+            each step with the results so far, returns (fraction, reason) or None.
+        prob_score_fn: Optional score from label probabilities (same range as the score).
         scale: Scores lie in [0, scale].
         needs_context: Runs without context are rejected before any model call.
         context: Static context for every run; it replaces the run's own `context` field.
@@ -126,30 +105,49 @@ class Scorer:
             precedence over `context` and the run's field.
         fallback_context: Where context comes from when none of the above gives any (the
             faithfulness scorer: the tool results in the run's output, as Mastra's).
-        id: Mastra's scorer id, the key of `run_evals` results (default ``"<name>-scorer"``,
-            as Mastra names its prebuilt scorers).
+        id: Mastra's scorer id, the key of `run_evals` results (default ``"<name>-scorer"``).
+        description: What it measures, for people.
     """
 
     name: str
-    version: str
-    judge: Judge
-    analyze: LLMStep
-    score_fn: Callable[[State], float]
-    reason_prompt: Callable[[Sample, State, float, float], str]
-    preprocess: LLMStep | None = None
-    shortcut: Callable[[Sample, State], Shortcut | None] = lambda sample, state: None
-    prob_score_fn: Callable[[State, Mapping[str, Any]], float | None] | None = None
+    judge: Judge | None = None
+    version: str = "v1"
+    instructions: str = ""
+    preprocess_step: Step | None = None
+    analyze_step: Step | None = None
+    score_step: Callable[[Sample, Results], float] | None = None
+    reason_step: Step | None = None
+    shortcut: Callable[[Sample, Results], Shortcut | None] = _no_shortcut
+    prob_score_fn: Callable[[Results, Mapping[str, Any]], float | None] | None = None
     scale: float = 1.0
     needs_context: bool = False
     context: ContextArg = None
     get_context: Callable[..., Any] | None = None
     fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None
     id: str = ""
+    description: str = ""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_scale(self.scale))
         if not self.id:
             object.__setattr__(self, "id", f"{self.name}-scorer")
+
+    # Mastra's builder: each returns a new scorer with that step set.
+    def preprocess(self, step: Step) -> "Scorer":
+        """The step before analyze (claim extraction, say)."""
+        return replace(self, preprocess_step=step)
+
+    def analyze(self, step: Step) -> "Scorer":
+        """The step that produces verdicts."""
+        return replace(self, analyze_step=step)
+
+    def generate_score(self, step: Callable[[Sample, Results], float]) -> "Scorer":
+        """The score: a function of (run, results) giving a fraction in [0, 1]."""
+        return replace(self, score_step=step)
+
+    def generate_reason(self, step: Step) -> "Scorer":
+        """The reason: a function of (run, results) or a judge step; results hold ``score``."""
+        return replace(self, reason_step=step)
 
     @cached_property
     def prompt_hash(self) -> str:
@@ -158,8 +156,13 @@ class Scorer:
 
     @property
     def key(self) -> str:
-        """Identity of this scorer's judgments: name, prompts (hashed), scale and judge."""
-        return f"{self.name}/{self.version}@{self.prompt_hash}/scale={self.scale:g}/{self.judge.identity}"
+        """Identity of this scorer's judgments: name, prompts (hashed), scale and judge(s)."""
+        judges = [self.judge] + [getattr(s, "judge", None) for s in self._steps()]
+        names = sorted({j.identity for j in judges if j is not None})
+        return f"{self.name}/{self.version}@{self.prompt_hash}/scale={self.scale:g}/{'+'.join(names)}"
+
+    def _steps(self) -> list[Step]:
+        return [s for s in (self.preprocess_step, self.analyze_step, self.reason_step) if s is not None]
 
     def with_judge(self, judge: Judge) -> "Scorer":
         """The same scorer on another judge."""
@@ -191,7 +194,7 @@ class Scorer:
         *,
         on_invalid: Literal["raise", "record"] = "raise",
     ) -> list[ScoreResult]:
-        """Score many runs with one judge call per step for the whole batch.
+        """Score many runs with one judge call per judge step for the whole batch.
 
         Args:
             runs: The runs to score (or `Sample`s already made by `sample`, used as they are).
@@ -201,113 +204,162 @@ class Scorer:
         Returns:
             One result per run, in input order.
         """
+        if self.score_step is None:
+            raise ValueError(f"scorer {self.name!r} has no generate_score step")
+        missing = [s for s in self._steps() if isinstance(s, JudgeStep) and s.judge is None and self.judge is None]
+        if missing:
+            raise ValueError(f"scorer {self.name!r} has judge steps but no judge: create_scorer(..., judge=...)")
         items: list[_Item] = []
         for index, run in enumerate(runs):
             try:
                 items.append(_Item(run if isinstance(run, Sample) else self.sample(run)))
             except Exception as error:  # noqa: BLE001 - get_context is user code
-                message = f"invalid run: {error}"
                 if on_invalid == "raise":
                     raise InvalidRunError(f"run {index}: {error}") from error
                 blank = _Item(Sample(run_id_of(run) if isinstance(run, Mapping) else None, "", ""))
-                blank.result = ScoreResult(blank.sample.run_id, self.name, None, None, error=message)
+                blank.result = ScoreResult(blank.sample.run_id, self.name, None, None, error=f"invalid run: {error}")
                 items.append(blank)
 
-        for name, step in (("preprocess", self.preprocess), ("analyze", self.analyze)):
+        for name in STEPS:
+            step = getattr(self, f"{name}_step")
             if step is not None:
                 self._shortcuts(items)
-                self._step(name, step, [it for it in items if it.result is None])
-        self._finish(items)
+                self._run_step(name, step, [it for it in items if it.result is None])
+        self._shortcuts(items)
+        self._score([it for it in items if it.result is None])
+        self._reason([it for it in items if it.result is None])
         return [item.result for item in items]  # type: ignore[misc]
 
     def _shortcuts(self, items: list[_Item]) -> None:
         for item in items:
-            if item.result is None and (decided := self.shortcut(item.sample, item.state)):
+            if item.result is None and (decided := self.shortcut(item.sample, item.results)):
                 fraction, reason = decided  # decided by rule: certain, so prob_score = score
                 item.result = replace(
-                    self._result(item, fraction * self.scale, reason),
+                    self._result(item, round_half_up(fraction * self.scale), reason),
                     prob_score=round_half_up(fraction * self.scale, 4),
                 )
 
-    def _step(self, name: str, step: LLMStep, items: list[_Item]) -> None:
-        """One judge call for `items` (plus one retry call for failures), parse, finish."""
-        if not items:
+    def _run_step(self, name: str, step: Step, items: list[_Item]) -> None:
+        """One step for `items`: one judge call (plus retry) or the function per item."""
+        if not isinstance(step, JudgeStep):
+            for item in items:
+                try:
+                    item.results[f"{name}_step_result"] = step(item.sample, item.results)
+                except Exception as error:  # noqa: BLE001 - user code: this item only
+                    item.result = self._unscored(item, f"{name} step: {type(error).__name__}: {error}", None)
             return
-        schemas = [step.schema_for(it.sample, it.state) for it in items]
-        prompts = []
-        for item in items:
-            item.prompts[name] = step.render(item.sample, item.state)
-            prompts.append(_chat(step.system, item.prompts[name], step.examples))
-        budget = max(token_budget(s) for s in schemas)
-        outputs = self.judge.generate(prompts, schemas, max_new_tokens=budget)
-        parsed = [_parse(out, schema) for out, schema in zip(outputs, schemas)]
-
-        # A constrained answer fails only by being cut off: retry those once, with more room.
-        retry = [i for i, p in enumerate(parsed) if isinstance(p, str) and not outputs[i].finished]
-        if retry:
-            log.info("%s/%s: retrying %d cut-off item(s) with twice the budget", self.name, name, len(retry))
-            again = self.judge.generate(
-                [prompts[i] for i in retry], [schemas[i] for i in retry], max_new_tokens=2 * budget
-            )
-            for i, out in zip(retry, again):
-                outputs[i] = replace(out, new_tokens=outputs[i].new_tokens + out.new_tokens)
-                parsed[i] = _parse(out, schemas[i])
-
-        for item, out, answer in zip(items, outputs, parsed):
-            item.new_tokens += out.new_tokens
-            item.label_probs[name] = out.label_probs
+        answered, failed = self._ask(name, step, items)
+        for item, why in failed:
+            item.result = self._unscored(item, f"{name} step: {why}", None)
+        for item, answer, out in answered:
             if isinstance(answer, str):
                 item.result = self._unscored(item, f"{name} step: {answer}", out.text)
                 continue
             try:
-                item.state[name] = step.finish(item.sample, item.state, answer)
+                item.results[f"{name}_step_result"] = step.finish(item.sample, item.results, answer)
             except UnscorableError as error:
                 item.result = self._unscored(item, f"{name} step: {error}", out.text)
 
-    def _finish(self, items: list[_Item]) -> None:
-        """Score every item still in play, then one reason call for all of them."""
-        todo: list[tuple[_Item, float]] = []
+    def _ask(self, name: str, step: JudgeStep, items: list[_Item]) -> tuple[list[Answer], list[tuple[_Item, str]]]:
+        """Render, one judge call for all items (one retry call for cut-off answers), parse.
+        Returns the answers (parsed data, or an error string) and the items whose prompt or
+        schema could not be made, with why."""
+        asked: list[tuple[_Item, type[BaseModel], ChatPrompt]] = []
+        failed: list[tuple[_Item, str]] = []
         for item in items:
-            if item.result is not None:
-                continue
             try:
-                fraction = self.score_fn(item.state)
+                schema = step.schema_for(item.sample, item.results)
+                item.prompts[name] = step.prompt(item.sample, item.results)
             except UnscorableError as error:
-                item.result = self._unscored(item, f"score: {error}", None)
+                failed.append((item, str(error)))
                 continue
-            todo.append((item, round_half_up(fraction * self.scale)))
-        if not todo:
-            return
-        prompts = []
-        for item, score in todo:
-            item.prompts["reason"] = self.reason_prompt(item.sample, item.state, score, self.scale)
-            prompts.append(_chat(REASON_SYSTEM, item.prompts["reason"]))
-        budget = token_budget(Reason)
-        outputs = self.judge.generate(prompts, [Reason] * len(prompts), max_new_tokens=budget)
-        for (item, score), out in zip(todo, outputs):
+            except Exception as error:  # noqa: BLE001 - a user's prompt function: this item only
+                failed.append((item, f"{type(error).__name__}: {error}"))
+                continue
+            asked.append((item, schema, _chat(step.instructions or self.instructions, item.prompts[name], step.examples)))
+        if not asked:
+            return [], failed
+        judge = step.judge or self.judge
+        prompts, schemas = [p for _, _, p in asked], [s for _, s, _ in asked]
+        budget = max(token_budget(s) for s in schemas)
+        outputs = judge.generate(prompts, schemas, max_new_tokens=budget)  # type: ignore[union-attr]
+        parsed = [_parse(out, schema) for out, schema in zip(outputs, schemas, strict=True)]
+        # A constrained answer fails only by being cut off: retry those once, with more room.
+        retry = [i for i, p in enumerate(parsed) if isinstance(p, str) and not outputs[i].finished]
+        if retry:
+            log.info("%s/%s: retrying %d cut-off item(s) with twice the budget", self.name, name, len(retry))
+            again = judge.generate(  # type: ignore[union-attr]
+                [prompts[i] for i in retry], [schemas[i] for i in retry], max_new_tokens=2 * budget
+            )
+            for i, out in zip(retry, again, strict=True):
+                outputs[i] = replace(out, new_tokens=outputs[i].new_tokens + out.new_tokens)
+                parsed[i] = _parse(out, schemas[i])
+        for (item, _, _), out in zip(asked, outputs, strict=True):
             item.new_tokens += out.new_tokens
-            answer = _parse(out, Reason)
-            reason = answer["reason"] if isinstance(answer, dict) else f"[no reason: {answer}]"
-            item.result = self._result(item, score, reason, raw=None if isinstance(answer, dict) else out.text)
+            item.label_probs[name] = out.label_probs
+        return [(item, answer, out) for (item, _, _), answer, out in zip(asked, parsed, outputs, strict=True)], failed
+
+    def _score(self, items: list[_Item]) -> None:
+        for item in items:
+            try:
+                fraction = self.score_step(item.sample, item.results)  # type: ignore[misc]
+            except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's formula
+                kind = "" if isinstance(error, UnscorableError) else f"{type(error).__name__}: "
+                item.result = self._unscored(item, f"score: {kind}{error}", None)
+                continue
+            if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
+                item.result = self._unscored(item, f"score: generate_score gave {fraction!r}, not a fraction in [0, 1]", None)
+                continue
+            item.score = round_half_up(fraction * self.scale)
+
+    def _reason(self, items: list[_Item]) -> None:
+        """The reason for every scored item (one judge call for all, for a judge step)."""
+        for item in items:
+            item.results["score"] = item.score
+        step = self.reason_step
+        if step is None:
+            reasons: dict[int, tuple[str | None, str | None]] = {id(it): (None, None) for it in items}
+        elif not isinstance(step, JudgeStep):
+            reasons = {}
+            for item in items:
+                try:
+                    reasons[id(item)] = (_reason_text(step(item.sample, item.results)), None)
+                except Exception as error:  # noqa: BLE001 - user code: no reason, still scored
+                    reasons[id(item)] = (f"[no reason: {type(error).__name__}: {error}]", None)
+        else:
+            answered, failed = self._ask("reason", step, items)
+            reasons = {id(item): (f"[no reason: {why}]", None) for item, why in failed}  # still scored
+            for item, answer, out in answered:
+                if isinstance(answer, str):
+                    reasons[id(item)] = (f"[no reason: {answer}]", out.text)
+                    continue
+                try:
+                    reasons[id(item)] = (_reason_text(step.finish(item.sample, item.results, answer)), None)
+                except Exception as error:  # noqa: BLE001 - user code: no reason, still scored
+                    reasons[id(item)] = (f"[no reason: {type(error).__name__}: {error}]", out.text)
+        for item in items:
+            del item.results["score"]
+            reason, raw = reasons[id(item)]
+            item.result = self._result(item, item.score, reason, raw=raw)  # type: ignore[arg-type]
 
     def _prob_score(self, item: _Item) -> float | None:
         if self.prob_score_fn is None or not item.label_probs.get("analyze"):
             return None
-        fraction = self.prob_score_fn(item.state, item.label_probs)
+        fraction = self.prob_score_fn(item.results, item.label_probs)
         return None if fraction is None else round_half_up(fraction * self.scale, 4)
 
-    def _result(self, item: _Item, score: float, reason: str, raw: str | None = None) -> ScoreResult:
+    def _result(self, item: _Item, score: float, reason: str | None, raw: str | None = None) -> ScoreResult:
         return ScoreResult(
             run_id=item.sample.run_id,
             scorer=self.name,
-            score=round_half_up(score),
+            score=score,
             reason=reason,
-            preprocess_step_result=item.state.get("preprocess"),
+            preprocess_step_result=item.results.get("preprocess_step_result"),
             preprocess_prompt=item.prompts.get("preprocess"),
-            analyze_step_result=item.state.get("analyze"),
+            analyze_step_result=item.results.get("analyze_step_result"),
             analyze_prompt=item.prompts.get("analyze"),
             generate_reason_prompt=item.prompts.get("reason"),
-            prob_score=self._prob_score(item) if "analyze" in item.state else None,
+            prob_score=self._prob_score(item) if "analyze_step_result" in item.results else None,
             raw_output=raw,
             new_tokens=item.new_tokens,
         )
@@ -318,9 +370,9 @@ class Scorer:
             scorer=self.name,
             score=None,
             reason=None,
-            preprocess_step_result=item.state.get("preprocess"),
+            preprocess_step_result=item.results.get("preprocess_step_result"),
             preprocess_prompt=item.prompts.get("preprocess"),
-            analyze_step_result=item.state.get("analyze"),
+            analyze_step_result=item.results.get("analyze_step_result"),
             analyze_prompt=item.prompts.get("analyze"),
             error=error,
             raw_output=raw,
@@ -328,38 +380,45 @@ class Scorer:
         )
 
 
-def call_get_context(get_context: Callable[..., Any], run: Mapping[str, Any]) -> ContextArg:
-    """Call a user's context hook Mastra's way (keywords `run`, `results`, `step`, as many as it
-    takes) or with the run alone; await it if it is async."""
-    try:
-        params = inspect.signature(get_context).parameters
-    except (TypeError, ValueError):  # a builtin or C callable: no signature to read
-        params = {}
-    offered = {"run": run, "results": {}, "step": "analyze"}
-    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-    by_name = {k: v for k, v in offered.items() if k in params and params[k].kind in _KEYWORD}
-    value = get_context(**(offered if takes_all else by_name)) if takes_all or "run" in by_name else get_context(run)
-    return resolve(value)  # type: ignore[no-any-return]
+def create_scorer(
+    name: str,
+    *,
+    judge: Judge | None = None,
+    instructions: str = "",
+    description: str = "",
+    version: str = "v1",
+    scale: float = 1.0,
+    id: str = "",
+    needs_context: bool = False,
+    context: ContextArg = None,
+    get_context: Callable[..., Any] | None = None,
+) -> Scorer:
+    """Start a scorer, Mastra's way: ``create_scorer(...).preprocess(...).analyze(...)
+    .generate_score(...).generate_reason(...)``; each step a function of (run, results) or a
+    `JudgeStep` (see `localjudge.steps`). Only `generate_score` is required.
+
+    Args:
+        name: Registry name and column prefix (``<name>_score``...).
+        judge: The model for judge steps (a step may name its own).
+        instructions: System message of judge steps that give none.
+        description: What it measures.
+        version: A readable label for reports (result keys use `prompt_hash`).
+        scale: Scores lie in [0, scale].
+        id: Mastra's id (default ``"<name>-scorer"``).
+        needs_context: Reject runs without context before any model call.
+        context, get_context: Where context comes from (see `Scorer`).
+    """
+    return Scorer(name=name, judge=judge, instructions=instructions, description=description, version=version,
+                  scale=scale, id=id, needs_context=needs_context, context=context, get_context=get_context)
 
 
-_KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-
-
-def resolve(value: Any) -> Any:
-    """`value`, or its result if it is awaitable (a user's async hook called from sync code; in
-    a worker thread when an event loop is already running in this one)."""
-    if not inspect.isawaitable(value):
+def _reason_text(value: Any) -> str:
+    """A reason step's result as text: a string, or a mapping's ``"reason"`` string."""
+    if isinstance(value, str):
         return value
-
-    async def wait() -> Any:
-        return await value
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(wait())
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, wait()).result()
+    if isinstance(value, Mapping) and isinstance(value.get("reason"), str):
+        return value["reason"]  # type: ignore[no-any-return]
+    return f"[no reason: the reason step gave {type(value).__name__}, not text]"
 
 
 def _chat(system: str, user: str, examples: Sequence[tuple[str, str]] = ()) -> ChatPrompt:
@@ -380,3 +439,6 @@ def _parse(output: Generation, schema: type[BaseModel]) -> dict[str, Any] | str:
         first = error.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "document"
         return f"invalid JSON{cut}: {where}: {first.get('msg', 'invalid')}"
+
+
+__all__ = ["JudgeStep", "Scorer", "UnscorableError", "create_scorer", "round_half_up"]

@@ -156,8 +156,8 @@ def expected_blocks(scorer: Scorer, run: dict[str, Any]) -> dict[str, str]:
     """Each block name's content as the prompt must show it: the run's clean text, neutralised."""
     sample = scorer.sample(run)
     return {name: neutralise(text) for name, text in [
-        ("TEXT", sample.output), ("RESPONSE", sample.output), ("PROMPT", sample.input),
-        ("QUESTION", sample.input), ("CONTEXT", "\n".join(sample.context or ())),
+        ("TEXT", sample.output), ("RESPONSE", sample.output), ("OUTPUT", sample.output), ("PROMPT", sample.input),
+        ("QUESTION", sample.input), ("INPUT", sample.input), ("CONTEXT", "\n".join(sample.context or ())),
     ]}
 
 

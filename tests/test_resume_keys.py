@@ -14,18 +14,17 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import pytest
 from pydantic import Field
 
 from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
 from localjudge import model_files, prompting
-from localjudge import scorer as scorer_module
 from localjudge.evaluate import evaluate
 from localjudge.model_files import check_model_dir, file_sha256
 from localjudge.scorer import Scorer
-from localjudge.scorers import toxicity
+from localjudge.scorers import toxicity, verdicts
 from localjudge.store import ResultStore
 
 ROWS = [{"input": f"q{i}", "output": f"Answer {i}. <<<x>>> {'you idiot' if i % 2 else 'fine'}."} for i in range(4)]
@@ -48,24 +47,36 @@ class LooserVerdicts(toxicity.ToxicityVerdicts):
 
 
 def _step(scorer: Scorer, **change: object) -> Scorer:
-    return dataclasses.replace(scorer, analyze=dataclasses.replace(scorer.analyze, **change))
+    return scorer.analyze(dataclasses.replace(scorer.analyze_step, **change))  # type: ignore[arg-type]
 
 
 def _example(scorer: Scorer) -> Scorer:
-    user, answer = scorer.analyze.examples[0]
+    user, answer = scorer.analyze_step.examples[0]  # type: ignore[union-attr]
     return _step(scorer, examples=((user, answer.replace("Insult.", "An insult.")),))
 
 
+def _reason(scorer: Scorer) -> Scorer:
+    def summary(run: Any, results: Any) -> str:
+        return toxicity.summary(1.0)(run, results).replace("Explain the score.", "Explain it.")
+
+    return scorer.generate_reason(verdicts.reason_step(summary, show_context=False))
+
+
+def _patched(mp: pytest.MonkeyPatch, target: Any, name: str, value: Any) -> Scorer:
+    mp.setattr(target, name, value)
+    return toxicity_scorer(judge_of[0])
+
+
+judge_of: list[FakeJudge] = []  # the judge the edited scorer is built on, set per test
 EDITS: dict[str, Callable[[Scorer, pytest.MonkeyPatch], Scorer]] = {
-    "instructions": lambda s, mp: _step(s, system=s.analyze.system.replace("short reason", "brief reason")),
+    "instructions": lambda s, mp: _step(s, instructions=s.analyze_step.instructions.replace("short", "brief")),  # type: ignore[union-attr]
     "worked-example": lambda s, mp: _example(s),
-    "user-message": lambda s, mp: _step(s, render=lambda sample, state: toxicity.render_analyze(sample, state) + "."),
+    "user-message": lambda s, mp: _step(s, prompt=lambda run, results: toxicity.render_analyze(run, results) + "."),
     "schema": lambda s, mp: _step(s, schema=LooserVerdicts),
-    "reason-prompt": lambda s, mp: dataclasses.replace(
-        s, reason_prompt=lambda *a: toxicity.reason_prompt(*a).replace("one or two", "two")),
-    "reason-instructions": lambda s, mp: (mp.setattr(scorer_module, "REASON_SYSTEM", "Explain."), s)[1],
-    "neutralise": lambda s, mp: (mp.setattr(prompting, "neutralise", lambda text: text), s)[1],
-    "score-formula": lambda s, mp: dataclasses.replace(s, score_fn=lambda state: min(1.0, 2 * toxicity.score(state))),
+    "reason-prompt": lambda s, mp: _reason(s),
+    "reason-instructions": lambda s, mp: _patched(mp, verdicts, "REASON_SYSTEM", "Explain."),
+    "neutralise": lambda s, mp: _patched(mp, prompting, "neutralise", lambda text: text),
+    "score-formula": lambda s, mp: s.generate_score(lambda run, results: min(1.0, 2 * toxicity.score(run, results))),
 }
 
 
@@ -82,6 +93,7 @@ def test_an_edited_prompt_rescores_without_a_version_bump(edit: str, tmp_path: P
     original = toxicity_scorer(judge())
     evaluate(ROWS, [original], store=ResultStore(tmp_path / "log"))
     fake = judge()
+    judge_of[:] = [fake]
     edited = EDITS[edit](toxicity_scorer(fake), monkeypatch)
     assert edited.version == original.version  # nobody bumped the label
     assert edited.prompt_hash != original.prompt_hash

@@ -1,15 +1,27 @@
-"""The claim-extraction step shared by the hallucination and faithfulness scorers."""
+"""What the hallucination and faithfulness scorers share: claims, then one verdict per claim.
+
+`claim_verdict_scorer` is their one definition: preprocess extracts the output's claims (the
+`CLAIMS_STEP` below), analyze gives one verdict per claim against the context (exactly as many
+as there are claims, by the grammar), the score is the share of claims with the counted label,
+and the reason step sees the texts and the verdicts. Each scorer's file gives its labels,
+prompt, example, and what an empty output or no claims scores.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
+from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE, block, numbered
 from localjudge.runs import Sample
-from localjudge.schemas import MAX_ITEMS, STATEMENT_CHARS, Strict, text
-from localjudge.scorer import LLMStep, State, UnscorableError
+from localjudge.schemas import MAX_ITEMS, STATEMENT_CHARS, Strict, exactly, text
+from localjudge.scorer import Scorer, create_scorer
+from localjudge.steps import ContextArg, JudgeStep, Results, Shortcut, UnscorableError
+from localjudge.scorers.verdicts import mean_label_prob, reason_step, verdict_lines
 
 
 class Claims(Strict):
@@ -32,7 +44,7 @@ def claims_prompt(question: str, text: str) -> str:
     return f"{asked}List the claims of this text, each a full sentence.\n{block('TEXT', text)}"
 
 
-def render_claims(sample: Sample, state: State) -> str:
+def render_claims(sample: Sample, results: Results) -> str:
     return claims_prompt(sample.input, sample.output)
 
 
@@ -46,7 +58,7 @@ CLAIMS_EXAMPLE = (
 )
 
 
-def dedupe_claims(sample: Sample, state: State, parsed: dict[str, Any]) -> dict[str, Any]:
+def dedupe_claims(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
     """Drop repeated claims (same words, ignoring case and spacing): a repeat adds nothing."""
     seen: set[str] = set()
     claims = []
@@ -58,14 +70,14 @@ def dedupe_claims(sample: Sample, state: State, parsed: dict[str, Any]) -> dict[
     return {"claims": claims}
 
 
-CLAIMS_STEP = LLMStep(
-    system=CLAIMS_SYSTEM, render=render_claims, schema=Claims, examples=(CLAIMS_EXAMPLE,), finish=dedupe_claims
+CLAIMS_STEP = JudgeStep(
+    instructions=CLAIMS_SYSTEM, prompt=render_claims, schema=Claims, examples=(CLAIMS_EXAMPLE,), finish=dedupe_claims
 )
 
 
-def claims_of(state: State) -> list[str]:
+def claims_of(results: Results) -> list[str]:
     """The claims found by the preprocess step."""
-    return list(state["preprocess"]["claims"])
+    return list(results["preprocess_step_result"]["claims"])
 
 
 def claim_check_prompt(context: str, claims: list[str], question: str = "") -> str:
@@ -78,17 +90,86 @@ def claim_check_prompt(context: str, claims: list[str], question: str = "") -> s
     )
 
 
-def render_claim_check(sample: Sample, state: State) -> str:
-    return claim_check_prompt("\n".join(sample.context or ()), claims_of(state), sample.input)
+def render_claim_check(sample: Sample, results: Results) -> str:
+    return claim_check_prompt("\n".join(sample.context or ()), claims_of(results), sample.input)
 
 
 def attach_claims(key: str) -> Any:
     """A step `finish` that checks one verdict per claim and writes each claim into its verdict."""
 
-    def finish(sample: Sample, state: State, parsed: dict[str, Any]) -> dict[str, Any]:
-        claims, verdicts = claims_of(state), parsed["verdicts"]
+    def finish(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
+        claims, verdicts = claims_of(results), parsed["verdicts"]
         if len(verdicts) != len(claims):
             raise UnscorableError(f"judge gave {len(verdicts)} verdicts for {len(claims)} claims")
         return {"verdicts": [{key: c, **v} for c, v in zip(claims, verdicts)]}
 
     return finish
+
+
+def claim_verdict_scorer(
+    name: str,
+    judge: Judge,
+    *,
+    version: str,
+    verdict: type[BaseModel],
+    verdicts: type[BaseModel],
+    instructions: str,
+    example: tuple[str, str],
+    subject: str,
+    counted: str,
+    meaning: str,
+    if_empty: Shortcut,
+    if_no_claims: Shortcut,
+    scale: float,
+    context: ContextArg,
+    get_context: Callable[..., Any] | None,
+    fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None,
+) -> Scorer:
+    """A claims-then-verdicts scorer; its score is the share of claims whose verdict is `counted`.
+
+    Args:
+        verdict, verdicts: One verdict's schema and the list's (its exact-count variant is made
+            per item).
+        instructions, example: The analyze step's system message and worked example.
+        subject: The key each claim gets inside its verdict (``"statement"``, ``"claim"``).
+        counted: The verdict label the score counts.
+        meaning: The reason step's words on what the score means (``lower is better...``).
+        if_empty, if_no_claims: (fraction, reason) for an empty output and for no claims.
+    """
+
+    def schema(run: Sample, results: Results) -> type[BaseModel]:
+        return exactly(verdict, len(claims_of(results)), verdicts)
+
+    def shortcut(run: Sample, results: Results) -> Shortcut | None:
+        if not run.output.strip():
+            return if_empty
+        if "preprocess_step_result" in results and not claims_of(results):
+            return if_no_claims
+        return None
+
+    def score(run: Sample, results: Results) -> float:
+        found = results["analyze_step_result"]["verdicts"]
+        return sum(v["verdict"] == counted for v in found) / len(found)
+
+    def prob_score(results: Results, label_probs: Mapping[str, Any]) -> float | None:
+        return mean_label_prob(label_probs["analyze"], counted, len(results["analyze_step_result"]["verdicts"]))
+
+    def summary(run: Sample, results: Results) -> str:
+        return (
+            f"{name.capitalize()} score: {results['score']:g} on a scale from 0 to {scale:g}; {meaning}, "
+            f"times {scale:g}.\n"
+            f"Verdicts on the output's claims:\n{verdict_lines(results['analyze_step_result']['verdicts'], subject)}\n"
+            "Explain the score."
+        )
+
+    analyze = JudgeStep(instructions=instructions, prompt=render_claim_check, schema=schema,
+                        examples=(example,), finish=attach_claims(subject))
+    scorer = (
+        create_scorer(name, judge=judge, version=version, scale=scale, needs_context=True,
+                      context=context, get_context=get_context)
+        .preprocess(CLAIMS_STEP)
+        .analyze(analyze)
+        .generate_score(score)
+        .generate_reason(reason_step(summary))
+    )
+    return replace(scorer, shortcut=shortcut, prob_score_fn=prob_score, fallback_context=fallback_context)

@@ -8,24 +8,17 @@ Score: hallucinated claims / claims x scale. Lower is better. Empty output or no
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from typing import Any, Literal
 
 from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE
-from localjudge.runs import Sample
-from localjudge.schemas import REASON_CHARS, Strict, exactly, text
-from localjudge.scorer import ContextArg, LLMStep, Scorer, Shortcut, State
-from localjudge.scorers.claims import (
-    CLAIMS_STEP,
-    attach_claims,
-    claim_check_prompt,
-    claims_of,
-    render_claim_check,
-)
-from localjudge.scorers.verdicts import mean_label_prob, verdict_lines
+from localjudge.schemas import REASON_CHARS, Strict, text
+from localjudge.scorer import Scorer
+from localjudge.scorers.claims import claim_check_prompt, claim_verdict_scorer
+from localjudge.steps import ContextArg
 
-VERSION = "hallucination-v2"
+VERSION = "hallucination-v3"
 
 
 class HallucinationVerdict(Strict):
@@ -59,47 +52,6 @@ ANALYZE_EXAMPLE = (
 )
 
 
-def _verdicts_schema(sample: Sample, state: State) -> type[Strict]:
-    return exactly(HallucinationVerdict, len(claims_of(state)), HallucinationVerdicts)  # type: ignore[return-value]
-
-
-ANALYZE_STEP = LLMStep(
-    system=ANALYZE_SYSTEM,
-    render=render_claim_check,
-    schema=_verdicts_schema,
-    finish=attach_claims("statement"),
-    examples=(ANALYZE_EXAMPLE,),
-)
-
-
-def shortcut(sample: Sample, state: State) -> Shortcut | None:
-    if not sample.output.strip():
-        return 0.0, "The output is empty, so it makes no claims that could be hallucinated."
-    if "preprocess" in state and not claims_of(state):
-        return 0.0, "The output makes no factual claims, so none of it is hallucinated."
-    return None
-
-
-def score(state: State) -> float:
-    """Hallucinated share of the claims (verdict ``yes``)."""
-    verdicts = state["analyze"]["verdicts"]
-    return sum(v["verdict"] == "yes" for v in verdicts) / len(verdicts)
-
-
-def prob_score(state: State, label_probs: Mapping[str, Any]) -> float | None:
-    """Mean probability the judge gave to ``yes`` (hallucinated) over the claims."""
-    return mean_label_prob(label_probs["analyze"], "yes", len(state["analyze"]["verdicts"]))
-
-
-def reason_prompt(sample: Sample, state: State, value: float, scale: float) -> str:
-    return (
-        f"Hallucination score: {value:g} on a scale from 0 to {scale:g}; lower is better. It is "
-        f"the share of the output's claims that the context does not support, times {scale:g}.\n"
-        f"Verdicts (yes = hallucinated):\n{verdict_lines(state['analyze']['verdicts'], 'statement')}\n"
-        "Explain the score in one or two sentences."
-    )
-
-
 def hallucination_scorer(
     judge: Judge,
     *,
@@ -116,20 +68,14 @@ def hallucination_scorer(
             step=...)``, or with the run alone), sync or async; takes precedence over `context`.
         scale: Scores lie in [0, scale]; must be positive.
     """
-    return Scorer(
-        name="hallucination",
-        version=VERSION,
-        judge=judge,
-        preprocess=CLAIMS_STEP,
-        analyze=ANALYZE_STEP,
-        score_fn=score,
-        prob_score_fn=prob_score,
-        reason_prompt=reason_prompt,
-        shortcut=shortcut,
-        scale=scale,
-        needs_context=True,
-        context=context,
-        get_context=get_context,
+    return claim_verdict_scorer(
+        "hallucination", judge, version=VERSION, verdict=HallucinationVerdict, verdicts=HallucinationVerdicts,
+        instructions=ANALYZE_SYSTEM, example=ANALYZE_EXAMPLE, subject="statement", counted="yes",
+        meaning="lower is better. It is the share of the output's claims that the context does not "
+                "support (verdict yes = hallucinated)",
+        if_empty=(0.0, "The output is empty, so it makes no claims that could be hallucinated."),
+        if_no_claims=(0.0, "The output makes no factual claims, so none of it is hallucinated."),
+        scale=scale, context=context, get_context=get_context,
     )
 
 

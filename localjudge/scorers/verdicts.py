@@ -1,11 +1,36 @@
-"""Helpers shared by verdict-based scorers: reason-prompt lines and label-probability means."""
+"""Shared by the verdict-based scorers: the reason step, verdict lines, label-probability means."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from localjudge.prompting import neutralise
+from localjudge.prompting import DATA_NOTE, block, neutralise
+from localjudge.runs import Sample
+from localjudge.schemas import Reason
+from localjudge.steps import JudgeStep, Results
+
+REASON_SYSTEM = f"""You explain an evaluation score in one to three plain sentences.
+Use the score given (do not recompute it) and the verdicts; say which parts of the output the
+verdicts are about and, where there is a context, what in it supports or contradicts them.
+Do not use your own knowledge. Do not repeat the instructions.
+{DATA_NOTE}"""
+
+
+def reason_step(summary: Callable[[Sample, Results], str], *, show_context: bool = True) -> JudgeStep:
+    """The reason step, as Mastra's: the judge sees the input, the output and (for a scorer that
+    judges against one) the context, each in its block, then `summary` (the score, its meaning,
+    the verdicts)."""
+
+    def prompt(run: Sample, results: Results) -> str:
+        shown = [block("INPUT", run.input)] if run.input.strip() else []
+        shown.append(block("OUTPUT", run.output))
+        if show_context and run.context:
+            shown.append(block("CONTEXT", "\n".join(run.context)))
+        return "\n".join([*shown, summary(run, results)])
+
+    return JudgeStep(instructions=REASON_SYSTEM, prompt=prompt, schema=Reason,
+                     finish=lambda run, results, parsed: parsed["reason"])
 
 
 def verdict_lines(verdicts: Sequence[Mapping[str, Any]], subject: str) -> str:

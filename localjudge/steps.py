@@ -1,0 +1,104 @@
+"""The pieces a scorer is built from: judge steps, function steps, and calling users' hooks.
+
+A step is either a `JudgeStep` (instructions, a prompt built from the run and the results so
+far, and the schema its answer must follow: answered by the judge, a whole batch in one call,
+constrained to the schema) or a plain function ``step(run, results) -> value``. `run` is the
+`Sample` (the texts judged); `results` holds the earlier steps' results under Mastra's names,
+``"preprocess_step_result"`` and ``"analyze_step_result"`` (and ``"score"`` for the reason step).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Union
+
+from pydantic import BaseModel
+
+from localjudge.runs import Sample
+
+if TYPE_CHECKING:
+    from localjudge.judge import Judge
+
+Results = dict[str, Any]  # "preprocess_step_result", "analyze_step_result", ("score")
+Shortcut = tuple[float, str]  # (fraction of scale, reason): decided without the judge
+ContextArg = Union[str, "list[str]", "tuple[str, ...]", None]
+
+
+class UnscorableError(ValueError):
+    """The judge's answers are inconsistent (for example a verdict count that does not match)."""
+
+
+def _keep(run: Sample, results: Results, parsed: dict[str, Any]) -> Any:
+    return parsed
+
+
+@dataclass(frozen=True)
+class JudgeStep:
+    """A step the judge answers, in JSON constrained to `schema`.
+
+    Attributes:
+        instructions: The system message (empty: the scorer's own `instructions`).
+        prompt: Builds the user message from the run and the results so far. Put untrusted
+            text in `localjudge.prompting.block(...)`, so it cannot pass for instructions.
+        schema: The answer's pydantic model, or a function of (run, results) choosing it per
+            item (exactly N verdicts for N claims). Bound every string and list.
+        examples: Worked examples as earlier chat turns: (user message, assistant JSON).
+        finish: Turns the validated answer (plain data) into the step's result; may raise
+            `UnscorableError` when it contradicts earlier steps.
+        judge: This step's own judge (default: the scorer's).
+    """
+
+    instructions: str
+    prompt: Callable[[Sample, Results], str]
+    schema: Union[type[BaseModel], Callable[[Sample, Results], type[BaseModel]]]
+    examples: tuple[tuple[str, str], ...] = ()
+    finish: Callable[[Sample, Results, dict[str, Any]], Any] = _keep
+    judge: "Judge | None" = None
+
+    def schema_for(self, run: Sample, results: Results) -> type[BaseModel]:
+        if isinstance(self.schema, type) and issubclass(self.schema, BaseModel):
+            return self.schema
+        return self.schema(run, results)  # type: ignore[call-arg,operator]
+
+
+StepFunction = Callable[[Sample, Results], Any]
+Step = Union[JudgeStep, StepFunction]
+
+
+def call_get_context(get_context: Callable[..., Any], run: Mapping[str, Any]) -> Any:
+    """Call a user's context hook Mastra's way (keywords `run`, `results`, `step`, as many as it
+    takes) or with the run alone; await it if it is async."""
+    try:
+        params = inspect.signature(get_context).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: no signature to read
+        params = {}  # type: ignore[assignment]
+    offered = {"run": run, "results": {}, "step": "analyze"}
+    takes_all = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    by_name = {k: v for k, v in offered.items() if k in params and params[k].kind in _KEYWORD}
+    if takes_all:
+        return resolve(get_context(**offered))
+    return resolve(get_context(**by_name) if "run" in by_name else get_context(run))
+
+
+_KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
+def resolve(value: Any) -> Any:
+    """`value`, or its result if it is awaitable (a user's async hook called from sync code; in
+    a worker thread when an event loop is already running in this one)."""
+    if not inspect.isawaitable(value):
+        return value
+
+    async def wait() -> Any:
+        return await value
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, wait()).result()
