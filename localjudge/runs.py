@@ -100,6 +100,8 @@ def message_text(message: Any, where: str) -> tuple[str, str | None]:
             if isinstance(content.get(key), str) and content[key]:
                 return role, content[key]
         return role, _parts_text(content.get("parts"), where, join=False)
+    if content is None and isinstance(message.get("text"), str):  # Mastra's {role, text}
+        return role, message["text"]
     if content is None and (message.get("tool_calls") or message.get("function_call")):
         return role, None  # an OpenAI assistant message that only calls tools
     raise InvalidRunError(f"{where}: message content must be a string, got {type(content).__name__}")

@@ -199,3 +199,16 @@ def test_mastra_toxicity_example_and_run_evals_on_an_agent_like_target() -> None
     result = run_evals(data, [faithfulness_scorer(judge), toxicity_scorer(judge)], agent)
     assert [item.scorer_results["faithfulness-scorer"].score for item in result.items] == [1.0, 1.0]
     assert [item.scorer_results["toxicity-scorer"].run_id for item in result.items] == ["a", "b"]
+
+
+def test_mastras_hallucination_example_with_static_context() -> None:
+    """createHallucinationScorer({ model, options: { context: [...] } }) on Mastra's
+    createTestRun shapes: input as chat messages, output as an assistant {text} object."""
+    judge = FakeJudge({"Claims": lambda p: {"claims": ["The first iPhone was released in 2007."]},
+                       "HallucinationVerdicts": lambda p: {"verdicts": [{"verdict": "no", "reason": "Stated."}]},
+                       "Reason": lambda p: {"reason": "The context states 2007."}})
+    scorer = hallucination_scorer(judge, context=["The first iPhone was announced on January 9, 2007."])
+    result = scorer.run({"input": [{"role": "user", "content": "When was the first iPhone released?"}],
+                         "output": {"role": "assistant", "text": "The first iPhone was released in 2007."}})
+    assert result.score == 0.0 and result.reason == "The context states 2007."
+    assert "January 9, 2007" in (result.generate_reason_prompt or "")  # the reason step sees the context

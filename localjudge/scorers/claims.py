@@ -9,6 +9,7 @@ prompt, example, and what an empty output or no claims scores.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Annotated, Any
@@ -19,7 +20,7 @@ from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE, block, numbered
 from localjudge.runs import Sample
 from localjudge.schemas import MAX_ITEMS, STATEMENT_CHARS, Strict, exactly, text
-from localjudge.scorer import Scorer, create_scorer
+from localjudge.scorer import Scorer, check_scale, create_scorer
 from localjudge.steps import ContextArg, JudgeStep, Results, Shortcut, UnscorableError
 from localjudge.scorers.verdicts import mean_label_prob, reason_step, verdict_lines
 
@@ -120,6 +121,7 @@ def claim_verdict_scorer(
     meaning: str,
     if_empty: Shortcut,
     if_no_claims: Shortcut,
+    example_reason: str,
     scale: float,
     context: ContextArg,
     get_context: Callable[..., Any] | None,
@@ -135,7 +137,11 @@ def claim_verdict_scorer(
         counted: The verdict label the score counts.
         meaning: The reason step's words on what the score means (``lower is better...``).
         if_empty, if_no_claims: (fraction, reason) for an empty output and for no claims.
+        example_reason: The reason the reason step's worked example (the analyze example's
+            claims and verdicts) should give.
     """
+
+    scale = check_scale(scale)
 
     def schema(run: Sample, results: Results) -> type[BaseModel]:
         return exactly(verdict, len(claims_of(results)), verdicts)
@@ -156,11 +162,18 @@ def claim_verdict_scorer(
 
     def summary(run: Sample, results: Results) -> str:
         return (
-            f"{name.capitalize()} score: {results['score']:g} on a scale from 0 to {scale:g}; {meaning}, "
-            f"times {scale:g}.\n"
+            f"Score: {results['score']:g} (from 0 to {scale:g}; {meaning}).\n"
             f"Verdicts on the output's claims:\n{verdict_lines(results['analyze_step_result']['verdicts'], subject)}\n"
-            "Explain the score."
+            "Explain the score: which claims the context supports, and which it contradicts or does not mention."
         )
+
+    shown_user, shown_answer = example  # the analyze example, explained: the reason's worked example
+    example_run = Sample("example", _between(shown_user, "QUESTION"), " ".join(_claims_in(shown_user)),
+                         (_between(shown_user, "CONTEXT"),))
+    example_verdicts = [{subject: c, **v} for c, v in zip(_claims_in(shown_user), json.loads(shown_answer)["verdicts"],
+                                                           strict=True)]
+    example_score = sum(v["verdict"] == counted for v in example_verdicts) / len(example_verdicts)
+    example_results = {"analyze_step_result": {"verdicts": example_verdicts}, "score": round(example_score * scale, 2)}
 
     analyze = JudgeStep(instructions=instructions, prompt=render_claim_check, schema=schema,
                         examples=(example,), finish=attach_claims(subject))
@@ -170,6 +183,17 @@ def claim_verdict_scorer(
         .preprocess(CLAIMS_STEP)
         .analyze(analyze)
         .generate_score(score)
-        .generate_reason(reason_step(summary))
+        .generate_reason(reason_step(summary, example=(example_run, example_results, example_reason)))
     )
     return replace(scorer, shortcut=shortcut, prob_score_fn=prob_score, fallback_context=fallback_context)
+
+
+def _between(user: str, name: str) -> str:
+    """The text of block `name` in a rendered example prompt."""
+    return user.split(f"<<<{name}\n", 1)[1].split(f"\n{name}>>>", 1)[0]
+
+
+def _claims_in(user: str) -> list[str]:
+    """The numbered claims of a rendered verdict-step example prompt."""
+    listed = user.split("Claims to check against the context:\n", 1)[1].split("\nGive exactly", 1)[0]
+    return [line.split(". ", 1)[1] for line in listed.splitlines()]

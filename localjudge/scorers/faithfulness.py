@@ -52,6 +52,9 @@ ANALYZE_EXAMPLE = (
 )
 
 
+REASON_EXAMPLE = ('One of the three claims is supported: the context says she wrote the program for the Analytical Engine, but it gives 1843, not 1853, and it does not mention her children.')
+
+
 def _tool_results(run: Any) -> list[str]:
     return tool_result_context(run.get("output"))
 
@@ -77,11 +80,11 @@ def faithfulness_scorer(
     return claim_verdict_scorer(
         "faithfulness", judge, version=VERSION, verdict=FaithfulnessVerdict, verdicts=FaithfulnessVerdicts,
         instructions=ANALYZE_SYSTEM, example=ANALYZE_EXAMPLE, subject="claim", counted="yes",
-        meaning="higher is better. It is the share of the output's claims that the context supports "
-                "(verdict yes; no = contradicted, unsure = not verifiable)",
+        meaning="higher is better; the share of the output's claims that the context supports, "
+                "yes = supported, no = contradicted, unsure = not verifiable",
         if_empty=(1.0, "The output is empty, so it makes no claim that could be unfaithful."),
         if_no_claims=(1.0, "The output makes no factual claims, so nothing in it is unfaithful to the context."),
-        scale=scale, context=context, get_context=get_context, fallback_context=_tool_results,
+        example_reason=REASON_EXAMPLE, scale=scale, context=context, get_context=get_context, fallback_context=_tool_results,
     )
 
 

@@ -52,6 +52,9 @@ ANALYZE_EXAMPLE = (
 )
 
 
+REASON_EXAMPLE = ('Two of the four claims are not backed by the context: it says the tower was completed in 1889, not 1925, and it says nothing about visitor numbers. That it is in Paris and about 330 metres tall matches the context.')
+
+
 def hallucination_scorer(
     judge: Judge,
     *,
@@ -71,11 +74,11 @@ def hallucination_scorer(
     return claim_verdict_scorer(
         "hallucination", judge, version=VERSION, verdict=HallucinationVerdict, verdicts=HallucinationVerdicts,
         instructions=ANALYZE_SYSTEM, example=ANALYZE_EXAMPLE, subject="statement", counted="yes",
-        meaning="lower is better. It is the share of the output's claims that the context does not "
-                "support (verdict yes = hallucinated)",
+        meaning="lower is better; the share of the output's claims that the context does not "
+                "support, yes = hallucinated",
         if_empty=(0.0, "The output is empty, so it makes no claims that could be hallucinated."),
         if_no_claims=(0.0, "The output makes no factual claims, so none of it is hallucinated."),
-        scale=scale, context=context, get_context=get_context,
+        example_reason=REASON_EXAMPLE, scale=scale, context=context, get_context=get_context,
     )
 
 

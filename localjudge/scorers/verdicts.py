@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -11,16 +12,19 @@ from localjudge.schemas import Reason
 from localjudge.steps import JudgeStep, Results
 
 REASON_SYSTEM = f"""You explain an evaluation score in one to three plain sentences.
-Use the score given (do not recompute it) and the verdicts; say which parts of the output the
-verdicts are about and, where there is a context, what in it supports or contradicts them.
-Do not use your own knowledge. Do not repeat the instructions.
+Use the score given (do not recompute it) and the verdicts. Say which parts of the output the
+verdicts are about and, where there is a context, what the context says about them. Do not
+use your own knowledge. Do not repeat the instructions or the score's definition.
 {DATA_NOTE}"""
 
+ReasonExample = tuple[Sample, Results, str]  # a worked example: run, results (with score), reason
 
-def reason_step(summary: Callable[[Sample, Results], str], *, show_context: bool = True) -> JudgeStep:
+
+def reason_step(summary: Callable[[Sample, Results], str], *, show_context: bool = True,
+                example: ReasonExample | None = None) -> JudgeStep:
     """The reason step, as Mastra's: the judge sees the input, the output and (for a scorer that
     judges against one) the context, each in its block, then `summary` (the score, its meaning,
-    the verdicts)."""
+    the verdicts); `example` is a worked one, given as an earlier chat turn."""
 
     def prompt(run: Sample, results: Results) -> str:
         shown = [block("INPUT", run.input)] if run.input.strip() else []
@@ -29,7 +33,8 @@ def reason_step(summary: Callable[[Sample, Results], str], *, show_context: bool
             shown.append(block("CONTEXT", "\n".join(run.context)))
         return "\n".join([*shown, summary(run, results)])
 
-    return JudgeStep(instructions=REASON_SYSTEM, prompt=prompt, schema=Reason,
+    examples = () if example is None else ((prompt(example[0], example[1]), json.dumps({"reason": example[2]}, separators=(",", ":"))),)
+    return JudgeStep(instructions=REASON_SYSTEM, prompt=prompt, schema=Reason, examples=examples,
                      finish=lambda run, results, parsed: parsed["reason"])
 
 
