@@ -392,6 +392,9 @@ def create_scorer(
     needs_context: bool = False,
     context: ContextArg = None,
     get_context: Callable[..., Any] | None = None,
+    fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None,
+    shortcut: Callable[[Sample, Results], Shortcut | None] | None = None,
+    prob_score: Callable[[Results, Mapping[str, Any]], float | None] | None = None,
 ) -> Scorer:
     """Start a scorer, Mastra's way: ``create_scorer(...).preprocess(...).analyze(...)
     .generate_score(...).generate_reason(...)``; each step a function of (run, results) or a
@@ -406,10 +409,15 @@ def create_scorer(
         scale: Scores lie in [0, scale].
         id: Mastra's id (default ``"<name>-scorer"``).
         needs_context: Reject runs without context before any model call.
-        context, get_context: Where context comes from (see `Scorer`).
+        context, get_context, fallback_context: Where context comes from (see `Scorer`).
+        shortcut: A rule deciding a run without the judge: ``shortcut(run, results)`` returns
+            (fraction, reason) or None; called before each step (an empty output, no claims).
+        prob_score: A score from the label probabilities the backend measured at the analyze
+            step's verdicts (see `Scorer.prob_score_fn`).
     """
     return Scorer(name=name, judge=judge, instructions=instructions, description=description, version=version,
-                  scale=scale, id=id, needs_context=needs_context, context=context, get_context=get_context)
+                  scale=scale, id=id, needs_context=needs_context, context=context, get_context=get_context,
+                  fallback_context=fallback_context, shortcut=shortcut or _no_shortcut, prob_score_fn=prob_score)
 
 
 def _reason_text(value: Any) -> str:

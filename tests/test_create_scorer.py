@@ -102,3 +102,12 @@ def test_incomplete_scorers_are_refused_before_any_call() -> None:
         create_scorer("empty", judge=FakeJudge({})).run({"output": "x"})
     with pytest.raises(ValueError, match="has judge steps but no judge"):
         create_scorer("nojudge").analyze(label_step()).generate_score(lambda r, s: 1.0).run({"output": "x"})
+
+
+def test_a_rule_shortcut_decides_without_the_judge() -> None:
+    judge = FakeJudge({"Label": good})
+    scorer = create_scorer("label", judge=judge, shortcut=lambda run, results: (0.0, "Empty.") if not run.output else None)
+    scorer = scorer.analyze(label_step()).generate_score(lambda run, results: 1.0)
+    empty, full = scorer.run_batch([{"output": ""}, {"output": "fine"}])
+    assert (empty.score, empty.reason, empty.prob_score) == (0.0, "Empty.", 0.0) and full.score == 1.0
+    assert [len(c.prompts) for c in judge.calls] == [1]  # the judge saw only the non-empty row

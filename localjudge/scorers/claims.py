@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import replace
 from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
@@ -177,15 +176,15 @@ def claim_verdict_scorer(
 
     analyze = JudgeStep(instructions=instructions, prompt=render_claim_check, schema=schema,
                         examples=(example,), finish=attach_claims(subject))
-    scorer = (
-        create_scorer(name, judge=judge, version=version, scale=scale, needs_context=True,
-                      context=context, get_context=get_context)
+    return (
+        create_scorer(name, judge=judge, version=version, scale=scale, needs_context=True, context=context,
+                      get_context=get_context, fallback_context=fallback_context, shortcut=shortcut,
+                      prob_score=prob_score)
         .preprocess(CLAIMS_STEP)
         .analyze(analyze)
         .generate_score(score)
         .generate_reason(reason_step(summary, example=(example_run, example_results, example_reason)))
     )
-    return replace(scorer, shortcut=shortcut, prob_score_fn=prob_score, fallback_context=fallback_context)
 
 
 def _between(user: str, name: str) -> str:

@@ -17,7 +17,6 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Field
 
 import json
-from dataclasses import replace
 
 from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE, block
@@ -141,10 +140,9 @@ def toxicity_scorer(judge: Judge, *, scale: float = 1.0) -> Scorer:
         scale: Scores lie in [0, scale]; must be positive.
     """
     scale = check_scale(scale)
-    scorer = (
-        create_scorer("toxicity", judge=judge, version=VERSION, scale=scale)
+    return (
+        create_scorer("toxicity", judge=judge, version=VERSION, scale=scale, shortcut=shortcut, prob_score=prob_score)
         .analyze(ANALYZE_STEP)
         .generate_score(score)
         .generate_reason(reason_step(summary(scale), show_context=False, example=reason_example(scale)))
     )
-    return replace(scorer, shortcut=shortcut, prob_score_fn=prob_score)
