@@ -78,6 +78,8 @@ def recorded_prompts(outputs: list[str]) -> dict[str, list[ChatPrompt]]:
     return {call.schema_names[0]: [list(p) for p in call.prompts] for call in judge.calls}
 
 
+SHARED_INSTRUCTIONS = ("You check short answers about a tower against what is known of it. Answer in JSON "
+                       "with a verdict and a reason; keep the reason to one sentence.")
 SHORT, MEDIUM = "It is 330 metres tall.", "The tower is 330 metres tall and was finished in 1889 in Paris."
 LONG = " ".join(f"Fact {i}: the tower has {i} lights on floor {i}." for i in range(40))  # ~500 tokens
 
@@ -113,11 +115,15 @@ def test_prefix_cache_equals_full_prompt(family: str, family_judge) -> None:
         prefix = judge._shared_prefix(rows, ids, budget)
         window = min((w for w in judge._windows or [] if w is not None), default=None)
         span = max(len(i) for i in ids) + budget
-        if window is None or (schema == "Reason"):
-            assert prefix, f"{family}/{schema}: the shared prefix should be cached"
-        if prefix:
-            assert window is None or span <= window
+        assert bool(prefix) == (window is None or span <= window), f"{family}/{schema}: the window rule"
         assert max(cached_vs_full(judge, rows, prefix)) < 1e-5, (family, schema, len(prefix))
+    if judge._windows and any(w is not None for w in judge._windows):  # the cached path under a window
+        short = [[{"role": "system", "content": SHARED_INSTRUCTIONS}, {"role": "user", "content": q}]
+                 for q in ("Is it tall?", "Where is the tower, and when was it finished?")]
+        ids = [judge.prompt_ids(p) for p in short]
+        prefix = judge._shared_prefix(short, ids, 16)
+        assert prefix, f"{family}: short rows inside the window should use the cache"
+        assert max(cached_vs_full(judge, short, prefix)) < 1e-5, (family, "short", len(prefix))
 
 
 @pytest.mark.parametrize("family", [f for f in FAMILIES if f.startswith("gemma")])
