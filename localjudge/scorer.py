@@ -85,7 +85,7 @@ class Scorer:
     Attributes:
         name: Registry name and column prefix, e.g. ``"hallucination"``.
         judge: The model that answers judge steps (a step may carry its own).
-        version: A readable label for the prompts (``"toxicity-v1"``), shown in reports. Result
+        version: A readable label for the prompts (``"toxicity-v2"``), shown in reports. Result
             keys do not rely on it: they hold `prompt_hash`, which changes by itself with any
             edit to a prompt, example, schema or the score formula.
         instructions: System message of judge steps that give none of their own.
