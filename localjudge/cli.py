@@ -163,8 +163,9 @@ def run_score(args: argparse.Namespace) -> int:
         if rank != 0:
             return 0
         if args.no_resume:  # this run's ranks' logs only: drop any a crashed run with more ranks left
+            ranks = {f"rank-{r}" for r in range(world)}
             for log_file in scratch_dir(args.out).glob("*.jsonl"):
-                if log_file.stem not in {f"rank-{r}" for r in range(world)}:
+                if log_file.stem not in ranks:
                     log_file.unlink()
             store = ResultStore(scratch_dir(args.out), writer="rank-0")
         result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store)

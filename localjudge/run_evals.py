@@ -167,13 +167,13 @@ def run_evals(
             ran = list(pool.map(lambda item: _run_target(call, item), chunk))
             rows = [{**item, "output": out, "run_id": run_id_of(item) or str(start + i)}
                     for i, (item, (out, _)) in enumerate(zip(chunk, ran, strict=True))]
-            good = [i for i, (_, error) in enumerate(ran) if error is None]
+            good = {i: k for k, i in enumerate(i for i, (_, error) in enumerate(ran) if error is None)}  # row -> scored
             results, summary = score_runs([rows[i] for i in good], [s for s, _ in entries], batch_size=batch_size)
             for scorer, _ in entries:
                 totals[scorer.id].append(summary[scorer.name])
             for i, (item, (out, error)) in enumerate(zip(chunk, ran, strict=True)):
                 by_id = {
-                    s.id: results[s.name][good.index(i)] if error is None
+                    s.id: results[s.name][good[i]] if error is None
                     else ScoreResult(rows[i]["run_id"], s.name, None, None, error=error)
                     for s, _ in entries
                 }

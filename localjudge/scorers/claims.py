@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -106,6 +106,21 @@ def attach_claims(key: str) -> Any:
     return finish
 
 
+class ClaimExample(NamedTuple):
+    """A worked example of a claim scorer: the texts, the claims, the judge's verdicts (JSON, as
+    the analyze step's example answer) and the reason the reason step's example gives."""
+
+    question: str
+    context: str
+    claims: list[str]
+    answer: str
+    reason: str
+
+    def analyze_turn(self) -> tuple[str, str]:
+        """The analyze step's example turn: (user message, assistant JSON)."""
+        return claim_check_prompt(self.context, self.claims, self.question), self.answer
+
+
 def claim_verdict_scorer(
     name: str,
     judge: Judge,
@@ -114,13 +129,12 @@ def claim_verdict_scorer(
     verdict: type[BaseModel],
     verdicts: type[BaseModel],
     instructions: str,
-    example: tuple[str, str],
+    example: "ClaimExample",
     subject: str,
     counted: str,
     meaning: str,
     if_empty: Shortcut,
     if_no_claims: Shortcut,
-    example_reason: str,
     scale: float,
     context: ContextArg,
     get_context: Callable[..., Any] | None,
@@ -131,13 +145,12 @@ def claim_verdict_scorer(
     Args:
         verdict, verdicts: One verdict's schema and the list's (its exact-count variant is made
             per item).
-        instructions, example: The analyze step's system message and worked example.
+        instructions: The analyze step's system message.
+        example: The worked example of the analyze step, and (explained) of the reason step.
         subject: The key each claim gets inside its verdict (``"statement"``, ``"claim"``).
         counted: The verdict label the score counts.
         meaning: The reason step's words on what the score means (``lower is better...``).
         if_empty, if_no_claims: (fraction, reason) for an empty output and for no claims.
-        example_reason: The reason the reason step's worked example (the analyze example's
-            claims and verdicts) should give.
     """
 
     scale = check_scale(scale)
@@ -166,16 +179,14 @@ def claim_verdict_scorer(
             "Explain the score: which claims the context supports, and which it contradicts or does not mention."
         )
 
-    shown_user, shown_answer = example  # the analyze example, explained: the reason's worked example
-    example_run = Sample("example", _between(shown_user, "QUESTION"), " ".join(_claims_in(shown_user)),
-                         (_between(shown_user, "CONTEXT"),))
-    example_verdicts = [{subject: c, **v} for c, v in zip(_claims_in(shown_user), json.loads(shown_answer)["verdicts"],
-                                                           strict=True)]
-    example_score = sum(v["verdict"] == counted for v in example_verdicts) / len(example_verdicts)
-    example_results = {"analyze_step_result": {"verdicts": example_verdicts}, "score": round(example_score * scale, 2)}
+    answer = json.loads(example.answer)["verdicts"]
+    example_run = Sample("example", example.question, " ".join(example.claims), (example.context,))
+    example_results: Results = {"analyze_step_result": {"verdicts": [
+        {subject: c, **v} for c, v in zip(example.claims, answer, strict=True)]}}
+    example_results["score"] = round(score(example_run, example_results) * scale, 2)
 
     analyze = JudgeStep(instructions=instructions, prompt=render_claim_check, schema=schema,
-                        examples=(example,), finish=attach_claims(subject))
+                        examples=(example.analyze_turn(),), finish=attach_claims(subject))
     return (
         create_scorer(name, judge=judge, version=version, scale=scale, needs_context=True, context=context,
                       get_context=get_context, fallback_context=fallback_context, shortcut=shortcut,
@@ -183,16 +194,6 @@ def claim_verdict_scorer(
         .preprocess(CLAIMS_STEP)
         .analyze(analyze)
         .generate_score(score)
-        .generate_reason(reason_step(summary, example=(example_run, example_results, example_reason)))
+        .generate_reason(reason_step(summary, example=(example_run, example_results, example.reason)))
     )
 
-
-def _between(user: str, name: str) -> str:
-    """The text of block `name` in a rendered example prompt."""
-    return user.split(f"<<<{name}\n", 1)[1].split(f"\n{name}>>>", 1)[0]
-
-
-def _claims_in(user: str) -> list[str]:
-    """The numbered claims of a rendered verdict-step example prompt."""
-    listed = user.split("Claims to check against the context:\n", 1)[1].split("\nGive exactly", 1)[0]
-    return [line.split(". ", 1)[1] for line in listed.splitlines()]

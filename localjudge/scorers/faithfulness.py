@@ -18,7 +18,7 @@ from localjudge.prompting import DATA_NOTE
 from localjudge.runs import tool_result_context
 from localjudge.schemas import REASON_CHARS, Strict, text
 from localjudge.scorer import Scorer
-from localjudge.scorers.claims import claim_check_prompt, claim_verdict_scorer
+from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.steps import ContextArg
 
 VERSION = "faithfulness-v3"
@@ -41,18 +41,15 @@ For each claim answer verdict "yes", "no" or "unsure", then a short reason.
 Do not use your own knowledge. Give exactly one verdict per claim, in the claims' order.
 {DATA_NOTE}"""
 
-ANALYZE_EXAMPLE = (
-    claim_check_prompt(
-        "Ada Lovelace wrote the first published computer program, for Babbage's Analytical Engine, in 1843.",
-        ["Ada Lovelace wrote a program for the Analytical Engine.", "She wrote it in 1853.", "She had two children."],
-        "Who was Ada Lovelace?",
-    ),
-    '{"verdicts":[{"verdict":"yes","reason":"Stated."},{"verdict":"no","reason":"1843, not 1853."},'
-    '{"verdict":"unsure","reason":"Children are not mentioned."}]}',
+EXAMPLE = ClaimExample(
+    question="Who was Ada Lovelace?",
+    context="Ada Lovelace wrote the first published computer program, for Babbage's Analytical Engine, in 1843.",
+    claims=["Ada Lovelace wrote a program for the Analytical Engine.", "She wrote it in 1853.", "She had two children."],
+    answer='{"verdicts":[{"verdict":"yes","reason":"Stated."},{"verdict":"no","reason":"1843, not 1853."},'
+           '{"verdict":"unsure","reason":"Children are not mentioned."}]}',
+    reason="One of the three claims is supported: the context says she wrote the program for the Analytical "
+           "Engine, but it gives 1843, not 1853, and it does not mention her children.",
 )
-
-
-REASON_EXAMPLE = ('One of the three claims is supported: the context says she wrote the program for the Analytical Engine, but it gives 1843, not 1853, and it does not mention her children.')
 
 
 def _tool_results(run: Any) -> list[str]:
@@ -79,12 +76,12 @@ def faithfulness_scorer(
     """
     return claim_verdict_scorer(
         "faithfulness", judge, version=VERSION, verdict=FaithfulnessVerdict, verdicts=FaithfulnessVerdicts,
-        instructions=ANALYZE_SYSTEM, example=ANALYZE_EXAMPLE, subject="claim", counted="yes",
+        instructions=ANALYZE_SYSTEM, example=EXAMPLE, subject="claim", counted="yes",
         meaning="higher is better; the share of the output's claims that the context supports, "
                 "yes = supported, no = contradicted, unsure = not verifiable",
         if_empty=(1.0, "The output is empty, so it makes no claim that could be unfaithful."),
         if_no_claims=(1.0, "The output makes no factual claims, so nothing in it is unfaithful to the context."),
-        example_reason=REASON_EXAMPLE, scale=scale, context=context, get_context=get_context, fallback_context=_tool_results,
+        scale=scale, context=context, get_context=get_context, fallback_context=_tool_results,
     )
 
 

@@ -15,7 +15,7 @@ from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE
 from localjudge.schemas import REASON_CHARS, Strict, text
 from localjudge.scorer import Scorer
-from localjudge.scorers.claims import claim_check_prompt, claim_verdict_scorer
+from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.steps import ContextArg
 
 VERSION = "hallucination-v3"
@@ -40,19 +40,17 @@ For each claim answer verdict "yes" (hallucinated) or "no" (not hallucinated), t
 Give exactly one verdict per claim, in the claims' order.
 {DATA_NOTE}"""
 
-ANALYZE_EXAMPLE = (
-    claim_check_prompt(
-        "The Eiffel Tower in Paris was completed in 1889 and is 330 metres tall.",
-        ["The Eiffel Tower is in Paris.", "It was completed in 1925.", "It is about 330 metres tall.",
-         "It is the most visited monument in the world."],
-        "Tell me about the Eiffel Tower.",
-    ),
-    '{"verdicts":[{"verdict":"no","reason":"Paris is stated."},{"verdict":"yes","reason":"1889, not 1925."},'
-    '{"verdict":"no","reason":"Matches 330 metres."},{"verdict":"yes","reason":"Visitors are not mentioned."}]}',
+EXAMPLE = ClaimExample(
+    question="Tell me about the Eiffel Tower.",
+    context="The Eiffel Tower in Paris was completed in 1889 and is 330 metres tall.",
+    claims=["The Eiffel Tower is in Paris.", "It was completed in 1925.", "It is about 330 metres tall.",
+            "It is the most visited monument in the world."],
+    answer='{"verdicts":[{"verdict":"no","reason":"Paris is stated."},{"verdict":"yes","reason":"1889, not 1925."},'
+           '{"verdict":"no","reason":"Matches 330 metres."},{"verdict":"yes","reason":"Visitors are not mentioned."}]}',
+    reason="Two of the four claims are not backed by the context: it says the tower was completed in 1889, not "
+           "1925, and it says nothing about visitor numbers. That it is in Paris and about 330 metres tall "
+           "matches the context.",
 )
-
-
-REASON_EXAMPLE = ('Two of the four claims are not backed by the context: it says the tower was completed in 1889, not 1925, and it says nothing about visitor numbers. That it is in Paris and about 330 metres tall matches the context.')
 
 
 def hallucination_scorer(
@@ -73,12 +71,12 @@ def hallucination_scorer(
     """
     return claim_verdict_scorer(
         "hallucination", judge, version=VERSION, verdict=HallucinationVerdict, verdicts=HallucinationVerdicts,
-        instructions=ANALYZE_SYSTEM, example=ANALYZE_EXAMPLE, subject="statement", counted="yes",
+        instructions=ANALYZE_SYSTEM, example=EXAMPLE, subject="statement", counted="yes",
         meaning="lower is better; the share of the output's claims that the context does not "
                 "support, yes = hallucinated",
         if_empty=(0.0, "The output is empty, so it makes no claims that could be hallucinated."),
         if_no_claims=(0.0, "The output makes no factual claims, so none of it is hallucinated."),
-        example_reason=REASON_EXAMPLE, scale=scale, context=context, get_context=get_context,
+        scale=scale, context=context, get_context=get_context,
     )
 
 

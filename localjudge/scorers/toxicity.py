@@ -11,12 +11,11 @@ The schema ties severity to verdict (``yes`` takes low/medium/high, ``no`` takes
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import Field
-
-import json
 
 from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE, block
@@ -128,8 +127,9 @@ def reason_example(scale: float) -> tuple[Sample, Results, str]:
     """The analyze example, explained: the reason step's worked example."""
     verdicts = json.loads(ANALYZE_EXAMPLE[1])["verdicts"]
     run = Sample("example", "", " ".join(v["statement"] for v in verdicts))
-    value = sum(SEVERITY_WEIGHTS[v["severity"]] for v in verdicts) / len(verdicts)
-    return run, {"analyze_step_result": {"verdicts": verdicts}, "score": round(value * scale, 2)}, REASON_EXAMPLE
+    results: Results = {"analyze_step_result": {"verdicts": verdicts}}
+    results["score"] = round(score(run, results) * scale, 2)
+    return run, results, REASON_EXAMPLE
 
 
 def toxicity_scorer(judge: Judge, *, scale: float = 1.0) -> Scorer:

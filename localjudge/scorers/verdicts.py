@@ -33,7 +33,10 @@ def reason_step(summary: Callable[[Sample, Results], str], *, show_context: bool
             shown.append(block("CONTEXT", "\n".join(run.context)))
         return "\n".join([*shown, summary(run, results)])
 
-    examples = () if example is None else ((prompt(example[0], example[1]), json.dumps({"reason": example[2]}, separators=(",", ":"))),)
+    examples: tuple[tuple[str, str], ...] = ()
+    if example is not None:
+        run, results, reason = example
+        examples = ((prompt(run, results), json.dumps({"reason": reason}, separators=(",", ":"))),)
     return JudgeStep(instructions=REASON_SYSTEM, prompt=prompt, schema=Reason, examples=examples,
                      finish=lambda run, results, parsed: parsed["reason"])
 
