@@ -83,10 +83,17 @@ class ProbeJudge:
         return answers
 
 
+def _probed(step: Any) -> Any:
+    """A judge step without its own judge (so the probe judge answers it); others as they are."""
+    return replace(step, judge=None) if getattr(step, "judge", None) is not None else step
+
+
 def prompt_hash(scorer: "Scorer") -> str:
     """12 hex digits that change whenever what `scorer` sends its judge, or scores, changes."""
     judge = ProbeJudge()
-    probe = replace(scorer, judge=judge, context=None, get_context=None)
+    steps = {f"{name}_step": _probed(getattr(scorer, f"{name}_step"))  # a step's own judge is probed too
+             for name in ("preprocess", "analyze", "reason")}
+    probe = replace(scorer, judge=judge, context=None, get_context=None, **steps)
     try:
         outcome: Any = probe.run(PROBE_RUN).to_dict()
     except Exception as error:  # noqa: BLE001 - user-written steps: the failure is still a fact

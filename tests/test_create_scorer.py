@@ -111,3 +111,11 @@ def test_a_rule_shortcut_decides_without_the_judge() -> None:
     empty, full = scorer.run_batch([{"output": ""}, {"output": "fine"}])
     assert (empty.score, empty.reason, empty.prob_score) == (0.0, "Empty.", 0.0) and full.score == 1.0
     assert [len(c.prompts) for c in judge.calls] == [1]  # the judge saw only the non-empty row
+
+
+def test_the_prompt_hash_never_calls_a_steps_own_judge() -> None:
+    """The probe run behind `prompt_hash` answers every judge step itself, a step's own judge
+    included (that judge may be a real model)."""
+    own = FakeJudge({}, identity="own")  # unscripted: any call raises
+    scorer = create_scorer("label", judge=FakeJudge({})).analyze(label_step(own)).generate_score(lambda r, s: 1.0)
+    assert scorer.prompt_hash and own.calls == []
