@@ -19,7 +19,7 @@ from localjudge.steps import JudgeStep, UnscorableError
 from localjudge.scorers import SCORERS, faithfulness_scorer, hallucination_scorer, toxicity_scorer
 
 if TYPE_CHECKING:
-    from localjudge.bench import run_bench
+    from localjudge.bench.run import run_bench
     from localjudge.transformers_judge import TransformersJudge
 
 __version__ = "0.1.0"
@@ -63,7 +63,7 @@ def __getattr__(name: str) -> Any:
 
         return TransformersJudge
     if name == "run_bench":  # numpy, matplotlib
-        from localjudge.bench import run_bench
+        from localjudge.bench.run import run_bench
 
         return run_bench
     raise AttributeError(f"module 'localjudge' has no attribute {name!r}")

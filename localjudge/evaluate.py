@@ -1,8 +1,9 @@
 """Dataset-scale evaluation: many rows, several scorers, resumable, in batches.
 
 `evaluate` takes a `datasets.Dataset` (or a list of dicts) and returns it with, per scorer,
-the columns `<name>_score`, `<name>_prob_score`, `<name>_reason`, `<name>_error` and
-`<name>_steps` (JSON of every step's result and prompt), plus a summary. Rows are read once,
+the columns `<name>_score`, `<name>_prob_score`, `<name>_reason`, `<name>_error`,
+`<name>_error_kind` (see `localjudge.result.ERROR_KINDS`) and `<name>_steps` (JSON of every
+step's result and prompt), plus a summary. Rows are read once,
 length-sorted within a window of batches (less padding), scored a batch at a time (one judge
 call per scorer step per batch) and returned in input order. The new columns are joined with
 `concatenate_datasets`; nothing goes through `Dataset.map`, so no closure holding the model is
@@ -18,8 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from localjudge.judge import TOO_LONG
-from localjudge.result import ScoreResult
+from localjudge.judge import JudgeOutOfMemory
+from localjudge.result import TRANSIENT_ERRORS, ScoreResult
 from localjudge.runs import Sample
 from localjudge.scorer import Scorer
 from localjudge.store import ResultStore, result_from_dict, result_key
@@ -65,11 +66,20 @@ class ScorerSummary:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """The scored dataset, one summary per scorer, and the results as values."""
+    """The scored dataset, one summary per scorer, and the results as values.
+
+    Attributes:
+        dataset: The input columns plus six per scorer.
+        summary: Per scorer, its figures.
+        results: Per scorer, one result per row (input order).
+        samples: Per scorer, each row as that scorer judged it (its context resolved), None
+            where the row was invalid for it.
+    """
 
     dataset: "Dataset"
     summary: dict[str, ScorerSummary] = field(default_factory=dict)
     results: dict[str, list[ScoreResult]] = field(default_factory=dict)
+    samples: dict[str, list[Sample | None]] = field(default_factory=dict)
 
 
 def to_dataset(data: Any) -> "Dataset":
@@ -129,18 +139,16 @@ def evaluate(
         progress: Called after each batch with the scorer's name and the rows finished.
 
     Returns:
-        The input columns plus five columns per scorer, in input order, and a summary.
+        The input columns plus six columns per scorer, in input order, and a summary.
     """
     dataset = to_dataset(data)
     runs = rows_to_runs(dataset, columns)
     indices = [i for i in range(len(runs)) if shard is None or i % shard[1] == shard[0]]
-    results, summary = score_runs(
-        runs, scorers, batch_size=batch_size, store=store, indices=indices, progress=progress
-    )
+    results, summary, samples = _score_all(runs, scorers, batch_size, store, indices, progress)
     columns_out: dict[str, list[Any]] = {}
     for name, scored in results.items():
         columns_out.update(_result_columns(name, scored))
-    return Evaluation(_attach(dataset.select(indices) if shard else dataset, columns_out), summary, results)
+    return Evaluation(_attach(dataset.select(indices) if shard else dataset, columns_out), summary, results, samples)
 
 
 def score_runs(
@@ -157,6 +165,19 @@ def score_runs(
     Returns:
         Per scorer, one result per selected run (input order), and the per-scorer summaries.
     """
+    results, summary, _ = _score_all(runs, scorers, batch_size, store, indices, progress)
+    return results, summary
+
+
+def _score_all(
+    runs: Sequence[Mapping[str, Any]],
+    scorers: Sequence[Scorer],
+    batch_size: int,
+    store: ResultStore | None,
+    indices: Sequence[int] | None,
+    progress: Progress | None,
+) -> tuple[dict[str, list[ScoreResult]], dict[str, ScorerSummary], dict[str, list[Sample | None]]]:
+    """`score_runs`, also giving each scorer's samples of the selected runs."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
     names = [s.name for s in scorers]
@@ -166,10 +187,12 @@ def score_runs(
     done = store.load() if store is not None else {}
     results: dict[str, list[ScoreResult]] = {}
     summary: dict[str, ScorerSummary] = {}
+    samples: dict[str, list[Sample | None]] = {}
     for scorer in scorers:
-        by_index, summary[scorer.name] = _score(scorer, runs, chosen, done, store, batch_size, progress)
+        by_index, made, summary[scorer.name] = _score(scorer, runs, chosen, done, store, batch_size, progress)
         results[scorer.name] = [by_index[i] for i in chosen]
-    return results, summary
+        samples[scorer.name] = [made.get(i) for i in chosen]
+    return results, summary, samples
 
 
 def _score(
@@ -180,7 +203,7 @@ def _score(
     store: ResultStore | None,
     batch_size: int,
     progress: Progress | None,
-) -> tuple[dict[int, ScoreResult], ScorerSummary]:
+) -> tuple[dict[int, ScoreResult], dict[int, Sample], ScorerSummary]:
     start = time.perf_counter()
     results: dict[int, ScoreResult] = {}
     keys: dict[int, str] = {}
@@ -190,7 +213,8 @@ def _score(
         try:
             sample = samples[i] = scorer.sample(runs[i])
         except Exception as error:  # noqa: BLE001 - invalid rows are recorded, not fatal
-            results[i] = ScoreResult(runs[i].get("run_id"), scorer.name, None, None, error=f"invalid run: {error}")
+            results[i] = ScoreResult(runs[i].get("run_id"), scorer.name, None, None, error=f"invalid run: {error}",
+                                     error_kind="invalid_run")
             continue
         keys[i] = result_key(scorer.key, sample)
         if keys[i] in done:
@@ -205,11 +229,10 @@ def _score(
     for batch in _batches(pending, runs, batch_size):
         fresh = _run_with_backoff(scorer, [samples[i] for i in batch], backoffs)
         store_now = []
-        for i, result in zip(batch, fresh):
+        for i, result in zip(batch, fresh, strict=True):
             results[i] = result
             tokens += result.new_tokens
-            error = result.error or ""
-            if not error.startswith("judge failed") and TOO_LONG not in error:  # both may pass next time
+            if result.error_kind not in TRANSIENT_ERRORS:  # those may pass next time
                 store_now.append((keys[i], result))
         if store is not None:
             store.append(store_now)
@@ -217,7 +240,7 @@ def _score(
             progress(scorer.name, len(batch))
     scored = [results[i] for i in indices if results[i].scored]
     probs = [r.prob_score for r in scored if r.prob_score is not None]
-    return results, ScorerSummary(
+    return results, samples, ScorerSummary(
         scorer=scorer.name,
         mean_score=round(sum(r.score for r in scored) / len(scored), 4) if scored else None,  # type: ignore[misc]
         mean_prob_score=round(sum(probs) / len(probs), 4) if probs else None,
@@ -245,29 +268,21 @@ def _batches(pending: list[int], runs: Sequence[Mapping[str, Any]], batch_size: 
 
 
 def _run_with_backoff(scorer: Scorer, runs: Sequence[Sample], backoffs: list[int]) -> list[ScoreResult]:
-    """`run_batch`, halving the batch on out-of-memory; a judge crash costs only this batch."""
+    """`run_batch`, halving the batch on `JudgeOutOfMemory`; a judge crash costs only this batch."""
     try:
         return scorer.run_batch(runs, on_invalid="record")
     except Exception as error:  # noqa: BLE001 - one batch must not end the run
-        if type(error).__name__ == "OutOfMemoryError" and len(runs) > 1:
+        if isinstance(error, JudgeOutOfMemory) and len(runs) > 1:
             backoffs[0] += 1
             half = len(runs) // 2
             log.warning("%s: out of memory at batch %d; retrying as %d + %d", scorer.name, len(runs), half, len(runs) - half)
-            _free_accelerator_memory()
             return _run_with_backoff(scorer, runs[:half], backoffs) + _run_with_backoff(
                 scorer, runs[half:], backoffs
             )
         log.exception("%s: judge failed on a batch of %d", scorer.name, len(runs))
         message = f"judge failed: {type(error).__name__}: {error}"
-        return [ScoreResult(run.run_id, scorer.name, None, None, error=message) for run in runs]
-
-
-def _free_accelerator_memory() -> None:
-    import sys
-
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.cuda.is_available():
-        torch.cuda.empty_cache()
+        return [ScoreResult(run.run_id, scorer.name, None, None, error=message, error_kind="judge_failed")
+                for run in runs]
 
 
 def _result_columns(name: str, results: list[ScoreResult]) -> dict[str, list[Any]]:
@@ -291,6 +306,7 @@ def _result_columns(name: str, results: list[ScoreResult]) -> dict[str, list[Any
         f"{name}_prob_score": [r.prob_score for r in results],
         f"{name}_reason": [r.reason for r in results],
         f"{name}_error": [r.error for r in results],
+        f"{name}_error_kind": [r.error_kind for r in results],
         f"{name}_steps": steps,
     }
 

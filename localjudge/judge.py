@@ -15,9 +15,16 @@ from typing import Any, Protocol, Union, runtime_checkable
 
 from pydantic import BaseModel
 
-# Ends the error of a prompt too long for the judge; such results are not kept for resuming
-# (the limit may change between runs, and checking it again costs a tokenization).
+from localjudge.result import ErrorKind
+
+# In the error of a prompt too long for the judge (kind "too_long": not kept for resuming, since
+# the limit may change between runs).
 TOO_LONG = "exceeds the model's context window"
+
+
+class JudgeOutOfMemory(RuntimeError):
+    """A backend ran out of accelerator memory on a batch (its caches already freed): the
+    engine retries the batch in halves."""
 
 Message = dict[str, str]  # {"role": "system" | "user" | "assistant", "content": str}
 ChatPrompt = list[Message]
@@ -36,6 +43,7 @@ class Generation:
             does not measure it.
         error: Set when the backend could not generate for this prompt at all (for example a
             prompt longer than the model's context window); the item is then unscored.
+        error_kind: Why, as a value (``"too_long"``); see `localjudge.result.ERROR_KINDS`.
     """
 
     text: str
@@ -43,6 +51,7 @@ class Generation:
     new_tokens: int = 0
     label_probs: tuple[dict[str, float], ...] = ()
     error: str | None = None
+    error_kind: ErrorKind | None = None
 
 
 @runtime_checkable

@@ -3,7 +3,22 @@
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import Any, Literal
+
+# Why a run is unscored, as a value (the `error` text says it for people):
+#   invalid_run     the run cannot be judged (no output, no context where one is needed, ...)
+#   too_long        its prompt does not fit the model's context window
+#   judge_failed    the backend raised on its batch (out of memory at batch 1, a crash)
+#   invalid_output  the judge's answer does not follow its schema (cut off even after the retry)
+#   unscorable      the answer parsed but cannot be scored (a step raised `UnscorableError`)
+#   step_error      a user-written step, prompt or score function raised, or gave a bad value
+#   target_failed   `run_evals`: the target raised, so there was no output to judge
+ErrorKind = Literal["invalid_run", "too_long", "judge_failed", "invalid_output", "unscorable", "step_error",
+                    "target_failed"]
+ERROR_KINDS: tuple[ErrorKind, ...] = ("invalid_run", "too_long", "judge_failed", "invalid_output", "unscorable",
+                                      "step_error", "target_failed")
+# Kinds that may pass on the next run (another limit, a free GPU): never stored for resuming.
+TRANSIENT_ERRORS: frozenset[ErrorKind] = frozenset({"too_long", "judge_failed"})
 
 
 @dataclass(frozen=True)
@@ -26,6 +41,7 @@ class ScoreResult:
         prob_score: The score computed from the judge's label probabilities instead of its
             hard verdicts (same scale and direction); None when the backend gives none.
         error: Why the run is unscored.
+        error_kind: The same as a value (`ERROR_KINDS`); None when scored.
         raw_output: The judge's raw text for the failed step.
         new_tokens: Tokens the judge generated for this run, all steps together.
     """
@@ -43,6 +59,7 @@ class ScoreResult:
     error: str | None = None
     raw_output: str | None = None
     new_tokens: int = 0
+    error_kind: ErrorKind | None = None
 
     @property
     def scored(self) -> bool:

@@ -174,7 +174,7 @@ def run_evals(
             for i, (item, (out, error)) in enumerate(zip(chunk, ran, strict=True)):
                 by_id = {
                     s.id: results[s.name][good[i]] if error is None
-                    else ScoreResult(rows[i]["run_id"], s.name, None, None, error=error)
+                    else ScoreResult(rows[i]["run_id"], s.name, None, None, error=error, error_kind="target_failed")
                     for s, _ in entries
                 }
                 items.append(ItemResult(item, out, error, by_id))

@@ -20,12 +20,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
 from functools import cached_property
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
 from localjudge.judge import ChatPrompt, Generation, Judge
-from localjudge.result import ScoreResult
+from localjudge.result import ErrorKind, ScoreResult
 from localjudge.runs import InvalidRunError, Sample, context_of, run_id_of, to_sample
 from localjudge.schemas import token_budget
 from localjudge.steps import (
@@ -37,11 +37,20 @@ from localjudge.steps import (
     UnscorableError,
     call_get_context,
 )
-from localjudge.versioning import prompt_hash
+from localjudge.versioning import prompt_hash, shown_fields
 
 log = logging.getLogger(__name__)
 
-Answer = tuple["_Item", Any, Generation]  # an item, its parsed answer (or error text), the raw output
+
+
+class Failure(NamedTuple):
+    """Why an item got no usable answer from a step: kind and message."""
+
+    kind: ErrorKind
+    message: str
+
+
+Answer = tuple["_Item", "dict[str, Any] | Failure", Generation]  # an item, its parsed answer, the raw output
 STEPS = ("preprocess", "analyze")  # the steps before the score, in order
 
 
@@ -107,6 +116,9 @@ class Scorer:
             faithfulness scorer: the tool results in the run's output, as Mastra's).
         id: Mastra's scorer id, the key of `run_evals` results (default ``"<name>-scorer"``).
         description: What it measures, for people.
+        positive: What a high score (label 1 in a benchmark) means: ``"hallucinated"``.
+        higher_is_better: The score's direction (None: neither, a neutral measure). Benchmarks
+            read `positive`; baselines and "steered" checks read the direction.
     """
 
     name: str
@@ -126,6 +138,8 @@ class Scorer:
     fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None
     id: str = ""
     description: str = ""
+    positive: str = "positive"
+    higher_is_better: bool | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_scale(self.scale))
@@ -153,6 +167,12 @@ class Scorer:
     def prompt_hash(self) -> str:
         """Hash of what this scorer sends its judge and scores (see `localjudge.versioning`)."""
         return prompt_hash(self)
+
+    @cached_property
+    def shown_fields(self) -> frozenset[str]:
+        """The run fields (of input, output, context) its prompts show the judge, read off the
+        probe run (see `localjudge.versioning`), so it cannot go stale."""
+        return shown_fields(self)
 
     @property
     def key(self) -> str:
@@ -217,7 +237,8 @@ class Scorer:
                 if on_invalid == "raise":
                     raise InvalidRunError(f"run {index}: {error}") from error
                 blank = _Item(Sample(run_id_of(run) if isinstance(run, Mapping) else None, "", ""))
-                blank.result = ScoreResult(blank.sample.run_id, self.name, None, None, error=f"invalid run: {error}")
+                blank.result = ScoreResult(blank.sample.run_id, self.name, None, None, error=f"invalid run: {error}",
+                                           error_kind="invalid_run")
                 items.append(blank)
 
         for name in STEPS:
@@ -246,35 +267,32 @@ class Scorer:
                 try:
                     item.results[f"{name}_step_result"] = step(item.sample, item.results)
                 except Exception as error:  # noqa: BLE001 - user code: this item only
-                    item.result = self._unscored(item, f"{name} step: {type(error).__name__}: {error}", None)
+                    item.result = self._unscored(item, _failure(error), None, f"{name} step")
             return
         answered, failed = self._ask(name, step, items)
         for item, why in failed:
-            item.result = self._unscored(item, f"{name} step: {why}", None)
+            item.result = self._unscored(item, why, None, f"{name} step")
         for item, answer, out in answered:
-            if isinstance(answer, str):
-                item.result = self._unscored(item, f"{name} step: {answer}", out.text)
+            if isinstance(answer, Failure):
+                item.result = self._unscored(item, answer, out.text, f"{name} step")
                 continue
             try:
                 item.results[f"{name}_step_result"] = step.finish(item.sample, item.results, answer)
-            except UnscorableError as error:
-                item.result = self._unscored(item, f"{name} step: {error}", out.text)
+            except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's finish: this item only
+                item.result = self._unscored(item, _failure(error), out.text, f"{name} step")
 
-    def _ask(self, name: str, step: JudgeStep, items: list[_Item]) -> tuple[list[Answer], list[tuple[_Item, str]]]:
+    def _ask(self, name: str, step: JudgeStep, items: list[_Item]) -> tuple[list[Answer], list[tuple[_Item, Failure]]]:
         """Render, one judge call for all items (one retry call for cut-off answers), parse.
-        Returns the answers (parsed data, or an error string) and the items whose prompt or
-        schema could not be made, with why."""
+        Returns the answers (parsed data, or a `Failure`) and the items whose prompt or schema
+        could not be made, with why."""
         asked: list[tuple[_Item, type[BaseModel], ChatPrompt]] = []
-        failed: list[tuple[_Item, str]] = []
+        failed: list[tuple[_Item, Failure]] = []
         for item in items:
             try:
                 schema = step.schema_for(item.sample, item.results)
                 item.prompts[name] = step.prompt(item.sample, item.results)
-            except UnscorableError as error:
-                failed.append((item, str(error)))
-                continue
-            except Exception as error:  # noqa: BLE001 - a user's prompt function: this item only
-                failed.append((item, f"{type(error).__name__}: {error}"))
+            except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's prompt function
+                failed.append((item, _failure(error)))
                 continue
             asked.append((item, schema, _chat(step.instructions or self.instructions, item.prompts[name], step.examples)))
         if not asked:
@@ -285,7 +303,7 @@ class Scorer:
         outputs = judge.generate(prompts, schemas, max_new_tokens=budget)  # type: ignore[union-attr]
         parsed = [_parse(out, schema) for out, schema in zip(outputs, schemas, strict=True)]
         # A constrained answer fails only by being cut off: retry those once, with more room.
-        retry = [i for i, p in enumerate(parsed) if isinstance(p, str) and not outputs[i].finished]
+        retry = [i for i, p in enumerate(parsed) if isinstance(p, Failure) and not outputs[i].finished]
         if retry:
             log.info("%s/%s: retrying %d cut-off item(s) with twice the budget", self.name, name, len(retry))
             again = judge.generate(  # type: ignore[union-attr]
@@ -304,11 +322,11 @@ class Scorer:
             try:
                 fraction = self.score_step(item.sample, item.results)  # type: ignore[misc]
             except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's formula
-                kind = "" if isinstance(error, UnscorableError) else f"{type(error).__name__}: "
-                item.result = self._unscored(item, f"score: {kind}{error}", None)
+                item.result = self._unscored(item, _failure(error), None, "score")
                 continue
             if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
-                item.result = self._unscored(item, f"score: generate_score gave {fraction!r}, not a fraction in [0, 1]", None)
+                why = Failure("step_error", f"generate_score gave {fraction!r}, not a fraction in [0, 1]")
+                item.result = self._unscored(item, why, None, "score")
                 continue
             item.score = round_half_up(fraction * self.scale)
 
@@ -328,10 +346,10 @@ class Scorer:
                     reasons[id(item)] = (f"[no reason: {type(error).__name__}: {error}]", None)
         else:
             answered, failed = self._ask("reason", step, items)
-            reasons = {id(item): (f"[no reason: {why}]", None) for item, why in failed}  # still scored
+            reasons = {id(item): (f"[no reason: {why.message}]", None) for item, why in failed}  # still scored
             for item, answer, out in answered:
-                if isinstance(answer, str):
-                    reasons[id(item)] = (f"[no reason: {answer}]", out.text)
+                if isinstance(answer, Failure):
+                    reasons[id(item)] = (f"[no reason: {answer.message}]", out.text)
                     continue
                 try:
                     reasons[id(item)] = (_reason_text(step.finish(item.sample, item.results, answer)), None)
@@ -364,7 +382,7 @@ class Scorer:
             new_tokens=item.new_tokens,
         )
 
-    def _unscored(self, item: _Item, error: str, raw: str | None) -> ScoreResult:
+    def _unscored(self, item: _Item, why: Failure, raw: str | None, where: str) -> ScoreResult:
         return ScoreResult(
             run_id=item.sample.run_id,
             scorer=self.name,
@@ -374,7 +392,8 @@ class Scorer:
             preprocess_prompt=item.prompts.get("preprocess"),
             analyze_step_result=item.results.get("analyze_step_result"),
             analyze_prompt=item.prompts.get("analyze"),
-            error=error,
+            error=f"{where}: {why.message}",
+            error_kind=why.kind,
             raw_output=raw,
             new_tokens=item.new_tokens,
         )
@@ -395,6 +414,8 @@ def create_scorer(
     fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None,
     shortcut: Callable[[Sample, Results], Shortcut | None] | None = None,
     prob_score: Callable[[Results, Mapping[str, Any]], float | None] | None = None,
+    positive: str = "positive",
+    higher_is_better: bool | None = None,
 ) -> Scorer:
     """Start a scorer, Mastra's way: ``create_scorer(...).preprocess(...).analyze(...)
     .generate_score(...).generate_reason(...)``; each step a function of (run, results) or a
@@ -414,10 +435,12 @@ def create_scorer(
             (fraction, reason) or None; called before each step (an empty output, no claims).
         prob_score: A score from the label probabilities the backend measured at the analyze
             step's verdicts (see `Scorer.prob_score_fn`).
+        positive, higher_is_better: What a high score means, and its direction (see `Scorer`).
     """
     return Scorer(name=name, judge=judge, instructions=instructions, description=description, version=version,
                   scale=scale, id=id, needs_context=needs_context, context=context, get_context=get_context,
-                  fallback_context=fallback_context, shortcut=shortcut or _no_shortcut, prob_score_fn=prob_score)
+                  fallback_context=fallback_context, shortcut=shortcut or _no_shortcut, prob_score_fn=prob_score,
+                  positive=positive, higher_is_better=higher_is_better)
 
 
 def _reason_text(value: Any) -> str:
@@ -436,17 +459,25 @@ def _chat(system: str, user: str, examples: Sequence[tuple[str, str]] = ()) -> C
     return chat + [{"role": "user", "content": user}]
 
 
-def _parse(output: Generation, schema: type[BaseModel]) -> dict[str, Any] | str:
-    """The validated answer as plain data, or a one-line error message."""
+def _failure(error: Exception) -> Failure:
+    """A step's exception as a failure: `UnscorableError` says why in its own words; anything
+    else is a bug in user code, named with its type."""
+    if isinstance(error, UnscorableError):
+        return Failure("unscorable", str(error))
+    return Failure("step_error", f"{type(error).__name__}: {error}")
+
+
+def _parse(output: Generation, schema: type[BaseModel]) -> dict[str, Any] | Failure:
+    """The validated answer as plain data, or why not."""
     if output.error is not None:
-        return output.error
+        return Failure(output.error_kind or "judge_failed", output.error)
     try:
         return schema.model_validate_json(output.text).model_dump()
     except ValidationError as error:
         cut = "" if output.finished else " (cut off at the token limit)"
         first = error.errors()[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "document"
-        return f"invalid JSON{cut}: {where}: {first.get('msg', 'invalid')}"
+        return Failure("invalid_output", f"invalid JSON{cut}: {where}: {first.get('msg', 'invalid')}")
 
 
 __all__ = ["JudgeStep", "Scorer", "UnscorableError", "create_scorer", "round_half_up"]

@@ -1,7 +1,8 @@
 """Append-only result logs keyed by content hash: what makes a sweep resumable.
 
-Each finished (row, scorer) pair is one JSON line `{"key", "result"}`, appended and flushed to
-disk (fsync) a batch at a time. The key hashes the scorer's identity (name, prompt version,
+Each finished (row, scorer) pair is one JSON line `{"format", "key", "result"}`, appended and
+flushed to disk (fsync) a batch at a time. `format` is `RECORD_FORMAT`: a line in another format
+(written by another localjudge version) is not trusted and its row is scored again. The key hashes the scorer's identity (name, prompt version,
 scale, judge model) and the row's judged content, so a rerun skips exactly the work already
 done and a changed prompt or model recomputes. A line cut off by a crash, or any line that does
 not parse or does not hold a well-formed result, is ignored on load and its row scored again:
@@ -23,10 +24,12 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from localjudge.result import ScoreResult
+from localjudge.result import ERROR_KINDS, ScoreResult
 from localjudge.runs import Sample
 
 log = logging.getLogger(__name__)
+
+RECORD_FORMAT = 2  # 2: results carry `error_kind`
 
 
 def result_key(scorer_key: str, sample: Sample) -> str:
@@ -73,23 +76,28 @@ class ResultStore:
     def load(self) -> dict[str, dict[str, Any]]:
         """Every stored result by key, from all writers' logs; unreadable lines are skipped."""
         found: dict[str, dict[str, Any]] = {}
-        bad = 0
+        bad = other = 0
         for path in [self.path] if self.fresh else sorted(self.folder.glob("*.jsonl")):
             with path.open("r", encoding="utf-8", errors="replace") as handle:
                 for line in handle:
                     record = _record(line)
-                    if record is None:
+                    if record == "other format":
+                        other += 1
+                    elif record is None:
                         bad += 1
                     else:
                         found[record[0]] = record[1]
         if bad:
             log.warning("%s: skipped %d unreadable line(s); those rows will be scored again", self.folder, bad)
+        if other:
+            log.warning("%s: %d line(s) are in another record format than %d (another localjudge version); "
+                        "those rows will be scored again", self.folder, other, RECORD_FORMAT)
         return found
 
     def append(self, records: Iterable[tuple[str, ScoreResult]]) -> None:
         """Append results and force them to disk before returning."""
         lines = "".join(
-            json.dumps({"key": key, "result": result.to_dict()}, ensure_ascii=False) + "\n"
+            json.dumps({"format": RECORD_FORMAT, "key": key, "result": result.to_dict()}, ensure_ascii=False) + "\n"
             for key, result in records
         )
         if not lines:
@@ -105,14 +113,17 @@ _TEXT_FIELDS = ("run_id", "reason", "preprocess_prompt", "analyze_prompt", "gene
                 "error", "raw_output")
 
 
-def _record(line: str) -> tuple[str, dict[str, Any]] | None:
-    """`(key, result)` from one log line, or None when the line is not a well-formed record."""
+def _record(line: str) -> tuple[str, dict[str, Any]] | str | None:
+    """`(key, result)` from one log line; ``"other format"`` for a record of another format;
+    None when the line is not a well-formed record."""
     try:
         record = json.loads(line)
     except json.JSONDecodeError:
         return None
     if not isinstance(record, dict) or not isinstance(record.get("key"), str):
         return None
+    if record.get("format") != RECORD_FORMAT:
+        return "other format"
     result = record.get("result")
     return (record["key"], result) if _well_formed(result) else None
 
@@ -131,6 +142,8 @@ def _well_formed(result: Any) -> bool:
         and all(result[name] is None or _is_number(result[name]) for name in ("score", "prob_score"))
         and isinstance(result["new_tokens"], int)
         and (result["score"] is None) == (result["error"] is not None)
+        and (result["error"] is None) == (result["error_kind"] is None)
+        and (result["error_kind"] is None or result["error_kind"] in ERROR_KINDS)
     )
 
 

@@ -20,7 +20,7 @@ import torch
 from pydantic import BaseModel
 
 from localjudge import chat_template
-from localjudge.judge import TOO_LONG, ChatPrompt, Generation
+from localjudge.judge import TOO_LONG, ChatPrompt, Generation, JudgeOutOfMemory
 from localjudge.model_files import check_model_dir
 from localjudge.processor import RowGrammarProcessor
 
@@ -90,22 +90,19 @@ def attention_windows(config: Any) -> list[int | None] | None:
 
 
 class TransformersJudge:
-    """A judge backed by a Hugging Face model directory on local disk.
+    """A judge on a Hugging Face causal LM and its tokenizer, already loaded; `load` loads one
+    from a local folder or `.gguf` file.
+
+    Building it has no global side effects: the caller's tokenizer is copied (the judge pads on
+    the left, with EOS when there is no pad token), torch's thread count is left alone (set it
+    with `torch.set_num_threads`; the CLI's ``--threads`` does).
 
     Args:
-        model_path: A directory holding a transformers model (safetensors weights, config,
-            tokenizer), or a `.gguf` file. Hub ids are refused: nothing is downloaded.
-        device_map: Passed to `from_pretrained` through accelerate: ``"cpu"``, ``"cuda"``,
-            ``"auto"`` (shard a large model over the GPUs and CPU), or a dict. Default: the
-            first GPU if there is one, else the CPU.
-        dtype: ``"auto"``: float32 on CPU (there, batched results equal one-by-one results
-            bit for bit; bf16 padding changes them, at the same speed), the checkpoint's dtype
-            on GPU. Or a torch dtype name like ``"bfloat16"`` (a 7B model on a CPU with under
-            32 GB of memory needs it).
-        trust_remote_code: Run code shipped with the model. Off unless you opt in.
-        allow_pickle: Accept pickle (`.bin`/`.pt`) weights. Off unless you opt in: loading a
-            pickle can run arbitrary code.
-        threads: torch CPU threads (default: torch's own choice).
+        model: A transformers causal LM on its device (put in eval mode).
+        tokenizer: Its fast tokenizer, with a chat template.
+        identity: Names the weights in result keys: change it whenever they change (`load`
+            uses the folder name and a hash of the weight files). The dtype and "greedy" are
+            appended.
         prefix_cache: Prefill the instructions and worked examples shared by a call's prompts
             once per process and reuse their KV cache (exact: the cached prefix is the same
             tokens the full prompt starts with). Used only where it is exact for the
@@ -116,21 +113,70 @@ class TransformersJudge:
 
     def __init__(
         self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        identity: str,
+        prefix_cache: bool = True,
+        max_context: int | None = None,
+    ) -> None:
+        import llguidance.hf
+
+        if isinstance(model, (str, Path)):
+            raise TypeError(f"TransformersJudge takes a loaded model; to load {str(model)!r} use "
+                            "TransformersJudge.load(path, ...)")
+        self.model = model.eval()
+        self.tokenizer = copy.deepcopy(tokenizer)
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+        self.tokenizer.padding_side = "left"  # decoder-only batching pads on the left
+        self.context_window = context_window(self.model.config, self.tokenizer, max_context)
+        self.system_role = chat_template.system_role_supported(self.tokenizer)
+        self._windows = attention_windows(self.model.config) if prefix_cache else None
+        # llguidance (Outlines' grammar backend) indexes the vocabulary once: the model's rows
+        # (padded: Qwen 151936 for 151665 tokens) or the tokenizer's (Gemma 3 1B: 262145 tokens
+        # for 262144 rows), whichever is larger; the mask is cut to the logits.
+        n_vocab = max(self.model.config.get_text_config(decoder=True).vocab_size, len(self.tokenizer))
+        self._llg_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=n_vocab)
+        self._grammars: dict[type[BaseModel], tuple[str, dict[str, tuple[str, ...]]]] = {}
+        self._prefix_caches: dict[tuple[int, ...], Any] = {}  # shared instructions' KV, by tokens
+        # transformers 5.2x renamed `past_key_values` to `cache`; use whichever this one takes.
+        forward_params = inspect.signature(self.model.forward).parameters
+        self._cache_kw = "cache" if "cache" in forward_params else "past_key_values"
+        self._identity = f"{identity}:{self.model.dtype}:greedy"
+
+    @classmethod
+    def load(
+        cls,
         model_path: str | Path,
         *,
         device_map: str | dict[str, Any] | None = None,
         dtype: str = "auto",
         trust_remote_code: bool = False,
         allow_pickle: bool = False,
-        threads: int | None = None,
         prefix_cache: bool = True,
         max_context: int | None = None,
-    ) -> None:
+    ) -> "TransformersJudge":
+        """Load a judge from local files: never downloads, safetensors unless pickle is allowed.
+
+        Args:
+            model_path: A directory holding a transformers model (safetensors weights, config,
+                tokenizer), or a `.gguf` file. Hub ids are refused.
+            device_map: Passed to `from_pretrained` through accelerate: ``"cpu"``, ``"cuda"``,
+                ``"auto"`` (shard a large model over the GPUs and CPU), or a dict. Default: the
+                first GPU if there is one, else the CPU.
+            dtype: ``"auto"``: float32 on CPU (there, batched results equal one-by-one results
+                bit for bit; bf16 padding changes them, at the same speed), the checkpoint's
+                dtype on GPU. Or a torch dtype name like ``"bfloat16"`` (a 7B model on a CPU with
+                under 32 GB of memory needs it).
+            trust_remote_code: Run code shipped with the model. Off unless you opt in.
+            allow_pickle: Accept pickle (`.bin`/`.pt`) weights. Off unless you opt in: loading
+                a pickle can run arbitrary code.
+            prefix_cache, max_context: As for the constructor.
+        """
         files = check_model_dir(model_path, allow_pickle=allow_pickle)  # before any heavy import
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
-        if threads:
-            torch.set_num_threads(threads)
         if device_map is None:
             device_map = "cuda" if torch.cuda.is_available() else "cpu"
         places = set(device_map.values()) if isinstance(device_map, dict) else {device_map}
@@ -140,59 +186,16 @@ class TransformersJudge:
         if files.gguf is not None:
             common["gguf_file"] = files.gguf.name
         folder = str(files.directory)
-        self.tokenizer = AutoTokenizer.from_pretrained(folder, **common)
-        self.model = AutoModelForCausalLM.from_pretrained(
+        tokenizer = AutoTokenizer.from_pretrained(folder, **common)
+        model = AutoModelForCausalLM.from_pretrained(
             folder,
             dtype=torch_dtype,
             device_map=device_map,
             use_safetensors=None if allow_pickle or files.gguf else True,
             **common,
-        ).eval()
-        identity = f"{files.directory.name}@{files.fingerprint()}:{self.model.dtype}:greedy"
-        self._setup(identity, prefix_cache, max_context)
-
-    @classmethod
-    def from_loaded(
-        cls, model: Any, tokenizer: Any, *, identity: str, prefix_cache: bool = True,
-        max_context: int | None = None,
-    ) -> "TransformersJudge":
-        """A judge on a model and tokenizer already in memory (for example built with
-        `from_config` for a speed test, or loaded with your own settings).
-
-        Args:
-            model: A transformers causal LM, in eval mode on its device.
-            tokenizer: Its (fast) tokenizer, with a chat template.
-            identity: Names the model in result keys; change it whenever the weights change.
-            prefix_cache, max_context: As for the constructor.
-        """
-        judge = cls.__new__(cls)
-        judge.model, judge.tokenizer = model.eval(), tokenizer
-        judge._setup(f"{identity}:{model.dtype}:greedy", prefix_cache, max_context)
-        return judge
-
-    def _setup(self, identity: str, prefix_cache: bool, max_context: int | None) -> None:
-        """Everything after loading: padding, Outlines wrapper, grammar and prefix caches."""
-        import llguidance.hf
-        import outlines
-
-        if self.tokenizer.pad_token is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.tokenizer.padding_side = "left"  # decoder-only batching pads on the left
-        self.context_window = context_window(self.model.config, self.tokenizer, max_context)
-        self.system_role = chat_template.system_role_supported(self.tokenizer)
-        self._windows = attention_windows(self.model.config) if prefix_cache else None
-        # Outlines wraps the model; llguidance (an Outlines backend) indexes the vocabulary once.
-        self.outlines_model = outlines.from_transformers(self.model, self.tokenizer)
-        # The model's rows (padded: Qwen 151936 for 151665 tokens) or the tokenizer's (Gemma 3
-        # 1B: 262145 tokens for 262144 rows), whichever is larger; the mask is cut to the logits.
-        n_vocab = max(self.model.config.get_text_config(decoder=True).vocab_size, len(self.tokenizer))
-        self._llg_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=n_vocab)
-        self._grammars: dict[type[BaseModel], tuple[str, dict[str, tuple[str, ...]]]] = {}
-        self._prefix_caches: dict[tuple[int, ...], Any] = {}  # shared instructions' KV, by tokens
-        # transformers 5.2x renamed `past_key_values` to `cache`; use whichever this one takes.
-        forward_params = inspect.signature(self.model.forward).parameters
-        self._cache_kw = "cache" if "cache" in forward_params else "past_key_values"
-        self._identity = identity
+        )
+        return cls(model, tokenizer, identity=f"{files.directory.name}@{files.fingerprint()}",
+                   prefix_cache=prefix_cache, max_context=max_context)
 
     @property
     def identity(self) -> str:
@@ -251,13 +254,19 @@ class TransformersJudge:
             if len(ids) + max_new_tokens > self.context_window:
                 results[i] = Generation(
                     "", error=f"prompt of {len(ids)} tokens plus {max_new_tokens} to generate {TOO_LONG} "
-                    f"of {self.context_window} tokens",
+                    f"of {self.context_window} tokens", error_kind="too_long",
                 )
             else:
                 fit.append(i)
         if fit:
-            generated = self._generate(prefix, [token_ids[i][len(prefix):] for i in fit], [schemas[i] for i in fit], max_new_tokens)
-            for i, generation in zip(fit, generated):
+            try:
+                generated = self._generate(prefix, [token_ids[i][len(prefix):] for i in fit],
+                                           [schemas[i] for i in fit], max_new_tokens)
+            except torch.OutOfMemoryError as error:
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()  # what the batch held, before the engine retries in halves
+                raise JudgeOutOfMemory(f"out of memory generating for {len(fit)} prompts: {error}") from error
+            for i, generation in zip(fit, generated, strict=True):
                 results[i] = generation
         return results  # type: ignore[return-value]
 

@@ -88,8 +88,13 @@ def _probed(step: Any) -> Any:
     return replace(step, judge=None) if getattr(step, "judge", None) is not None else step
 
 
-def prompt_hash(scorer: "Scorer") -> str:
-    """12 hex digits that change whenever what `scorer` sends its judge, or scores, changes."""
+# The words of PROBE_RUN that mark each field wherever a prompt shows it.
+FIELD_MARKERS = {"input": "Probe question", "output": "Probe answer", "context": "Probe context"}
+
+
+def probe(scorer: "Scorer") -> tuple[list[Any], Any]:
+    """The scorer run on PROBE_RUN against `ProbeJudge`: what it sent the judge, and the result
+    (or the failure, as text: user-written steps may fail, and that is still a fact)."""
     judge = ProbeJudge()
     steps = {f"{name}_step": _probed(getattr(scorer, f"{name}_step"))  # a step's own judge is probed too
              for name in ("preprocess", "analyze", "reason")}
@@ -98,5 +103,17 @@ def prompt_hash(scorer: "Scorer") -> str:
         outcome: Any = probe.run(PROBE_RUN).to_dict()
     except Exception as error:  # noqa: BLE001 - user-written steps: the failure is still a fact
         outcome = f"probe failed: {type(error).__name__}: {error}"
-    payload = json.dumps([judge.record, outcome], ensure_ascii=False, sort_keys=True, default=str)
+    return judge.record, outcome
+
+
+def prompt_hash(scorer: "Scorer") -> str:
+    """12 hex digits that change whenever what `scorer` sends its judge, or scores, changes."""
+    payload = json.dumps(probe(scorer), ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
+
+
+def shown_fields(scorer: "Scorer") -> frozenset[str]:
+    """The run fields whose text reaches the judge in any of the scorer's prompts."""
+    record, _ = probe(scorer)
+    sent = "\n".join(message["content"] for prompt, _, _ in record for message in prompt)
+    return frozenset(name for name, marker in FIELD_MARKERS.items() if marker in sent)

@@ -1,7 +1,7 @@
-"""Build the benchmark subsets shipped in `localjudge/bench_data/` from the labeled source data.
+"""Build the benchmark subsets shipped in `localjudge/bench/bench_data/` from the labeled source data.
 
 Usage:
-    python scripts/make_bench_data.py --source DATA [--out localjudge/bench_data]
+    python scripts/make_bench_data.py --source DATA [--out localjudge/bench/bench_data]
 
 DATA holds the upstream files (each benchmark's README.md says which, and where from).
 
@@ -154,7 +154,7 @@ BUILDERS: dict[str, tuple[Callable[[Path, random.Random], list[Row]], str]] = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--source", type=Path, required=True, help="folder of the labeled source data")
-    parser.add_argument("--out", type=Path, default=ROOT / "localjudge" / "bench_data", help="where to write")
+    parser.add_argument("--out", type=Path, default=ROOT / "localjudge" / "bench" / "bench_data", help="where to write")
     args = parser.parse_args()
     for name, (build, folder) in BUILDERS.items():
         rows = build(args.source, random.Random(SEED))  # one generator per benchmark: independent

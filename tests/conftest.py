@@ -36,7 +36,7 @@ def real_judge(model_dir: Path):  # type: ignore[no-untyped-def]
     in float32 everywhere (bf16 on a GPU would make batch composition change results)."""
     from localjudge.transformers_judge import TransformersJudge
 
-    return TransformersJudge(model_dir, dtype="float32")
+    return TransformersJudge.load(model_dir, dtype="float32")
 
 
 FIXTURES = ROOT / "models" / "fixtures"
@@ -75,7 +75,7 @@ def family_judge(family_dir):  # type: ignore[no-untyped-def]
 
     def get(name: str) -> TransformersJudge:
         if name not in judges:
-            judges[name] = TransformersJudge(family_dir(name), dtype="float32")
+            judges[name] = TransformersJudge.load(family_dir(name), dtype="float32")
         return judges[name]
 
     return get

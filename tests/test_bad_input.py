@@ -54,7 +54,9 @@ from typing import Any, NamedTuple
 import pytest
 
 import localjudge.tables as tables
-from localjudge import FakeJudge, Generation, InvalidRunError, cli, hallucination_scorer, toxicity_scorer
+from localjudge import FakeJudge, Generation, InvalidRunError, hallucination_scorer, toxicity_scorer
+from localjudge.cli import main as cli_main
+from localjudge.cli import shared as cli_shared
 from localjudge.evaluate import Columns, evaluate
 from localjudge.model_files import ModelPathError, check_model_dir
 from localjudge.runs import clean_text
@@ -382,7 +384,7 @@ def fake_cli_judge(monkeypatch: pytest.MonkeyPatch) -> list[FakeJudge]:
         built.append(judge())
         return built[-1]
 
-    monkeypatch.setattr(cli, "build_judge", build)
+    monkeypatch.setattr(cli_shared, "build_judge", build)
     return built
 
 
@@ -405,7 +407,7 @@ def test_cli_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], fa
     base = {"--model": "unused", "--scorer": "toxicity", "--data": str(data_file)}
     flags = dict(zip(argv[::2], [a.replace("{tmp}", str(data_file.parent)) for a in argv[1::2]]))
     args = [x for kv in {**base, **flags}.items() for x in kv]
-    code = cli.main(["--quiet", "score", *args])
+    code = cli_main(["--quiet", "score", *args])
     err = capsys.readouterr().err
     assert code == 2 and message in err
     assert err.count("\n") == 1 and "Traceback" not in err
@@ -415,7 +417,7 @@ def test_cli_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], fa
 @pytest.mark.parametrize("flag", [["--scale", "0"], ["--batch-size", "0"]])
 def test_cli_checks_numbers_before_loading_the_model(fake_cli_judge: list[FakeJudge], data_file: Path,
                                                      flag: list[str]) -> None:
-    cli.main(["--quiet", "score", "--model", "unused", "--scorer", "toxicity", "--data", str(data_file), *flag])
+    cli_main(["--quiet", "score", "--model", "unused", "--scorer", "toxicity", "--data", str(data_file), *flag])
     assert fake_cli_judge == []
 
 
@@ -427,7 +429,7 @@ def test_cli_checks_numbers_before_loading_the_model(fake_cli_judge: list[FakeJu
 def test_cli_bad_model_path_is_one_line_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], data_file: Path,
                                                make: Callable[[Path], Path]) -> None:
     model = make(_fresh(tmp_path / "model"))
-    code = cli.main(["--quiet", "score", "--model", str(model), "--scorer", "toxicity", "--data", str(data_file)])
+    code = cli_main(["--quiet", "score", "--model", str(model), "--scorer", "toxicity", "--data", str(data_file)])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("localjudge: error: ") and err.count("\n") == 1
 

@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from localjudge.bench import JUDGE, JUDGE_PROB, Estimate, measure, run_bench
-from localjudge.bench_cli import add_bench_parser, run_bench_command
-from localjudge.benchmarks import BENCHMARKS, custom_benchmark, is_positive, load_benchmark, select_benchmarks
+from localjudge.bench.data import BENCHMARKS, custom_benchmark, is_positive, load_benchmark, select_benchmarks
+from localjudge.bench.run import measure, run_bench
+from localjudge.bench.types import JUDGE, JUDGE_PROB, Estimate
+from localjudge.cli.bench import add_bench_parser, run_bench_command
 from localjudge.scorers import hallucination
 from localjudge.evaluate import Columns
 from localjudge.judge import FakeJudge, Generation
@@ -255,7 +256,7 @@ def test_cli_on_a_custom_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     (["--data", "missing.jsonl", "--scorer", "toxicity", "--positive", "1"], "does not exist"),
 ])
 def test_cli_errors_before_the_model(argv: list[str], message: str) -> None:
-    from localjudge.cli import CliError
+    from localjudge.cli.shared import CliError
 
     judge = custom_judge()
     with pytest.raises((CliError, ValueError, FileNotFoundError), match=message):

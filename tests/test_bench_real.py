@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.bench import run_bench
+from localjudge.bench.run import run_bench
 
 pytestmark = pytest.mark.slow
 

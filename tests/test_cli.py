@@ -99,7 +99,7 @@ def test_toml_sweep_without_tomllib_is_a_clear_error(tmp_path: Path, monkeypatch
     """Python 3.10 has no tomllib: a TOML sweep says what to do instead of a traceback."""
     import sys
 
-    from localjudge.sweep import load_config
+    from localjudge.cli.sweep import load_config
 
     config = tmp_path / "sweep.toml"
     config.write_text('out_dir = "x"\n')
@@ -113,29 +113,29 @@ def test_no_resume_data_parallel_merge_scores_each_row_once(tmp_path: Path, monk
     """Two ranks with --no-resume, simulated in one process (rank 1, then rank 0, which merges):
     rank 0 judges only its own shard and takes rank 1's rows from the scratch folder, whose stale
     logs (its own, a rank beyond the world) are never read; nothing is left behind."""
-    from localjudge import cli
+    from localjudge.cli import score, shared
     from tests.test_offline import fake_judge
 
     data, out = tmp_path / "rows.jsonl", tmp_path / "out.jsonl"
     rows = [{"run_id": str(i), "input": "q", "output": f"answer {i}"} for i in range(5)]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     argv = ["--quiet", "score", "--model", "m", "--scorer", "toxicity", "--data", str(data), "--out", str(out)]
-    monkeypatch.setattr(cli, "build_judge", lambda args, device_map=None: fake_judge())
-    assert cli.main([*argv[:-2], "--out", str(tmp_path / "single.jsonl")]) == 0
+    monkeypatch.setattr(shared, "build_judge", lambda args, device_map=None: fake_judge())
+    assert main([*argv[:-2], "--out", str(tmp_path / "single.jsonl")]) == 0
     every_row = (tmp_path / "single.jsonl.progress" / "rank-0.jsonl").read_text()  # valid logs of all rows
 
     scratch = tmp_path / "out.jsonl.ranks"
     scratch.mkdir()
     (scratch / "rank-7.jsonl").write_text(every_row.replace('"reason": "ok"', '"reason": "stale"'))  # 8 ranks then
-    monkeypatch.setattr(cli, "wait_for_everyone", lambda: None)
-    monkeypatch.setattr(cli, "distributed_device", lambda: "cpu")
+    monkeypatch.setattr(score, "wait_for_everyone", lambda: None)
+    monkeypatch.setattr(score, "distributed_device", lambda: "cpu")
     judges: list = []
-    monkeypatch.setattr(cli, "build_judge", lambda args, device_map=None: judges.append(fake_judge()) or judges[-1])
+    monkeypatch.setattr(shared, "build_judge", lambda args, device_map=None: judges.append(fake_judge()) or judges[-1])
     for rank in (1, 0):
-        monkeypatch.setattr(cli, "distributed_rank", lambda rank=rank: (rank, 2))
+        monkeypatch.setattr(score, "distributed_rank", lambda rank=rank: (rank, 2))
         if rank == 0:
             (scratch / "rank-0.jsonl").write_text(every_row)  # rank 0's own log from an earlier run
-        assert cli.main([*argv, "--no-resume"]) == 0
+        assert main([*argv, "--no-resume"]) == 0
     judged = [sum(len(c.prompts) for c in j.calls if c.schema_names[0] == "ToxicityVerdicts") for j in judges]
     assert judged == [2, 3]  # rank 1 judges rows 1 and 3, rank 0 rows 0, 2 and 4: no stale log read
     assert out.read_bytes() == (tmp_path / "single.jsonl").read_bytes()

@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from localjudge import FakeJudge, Generation, cli, toxicity_scorer
+from localjudge import FakeJudge, Generation, toxicity_scorer
+from localjudge.cli import build_parser, shared
 from localjudge.evaluate import evaluate
 from localjudge.judge import TOO_LONG
 from localjudge.store import ResultStore
-from localjudge.sweep import load_config
+from localjudge.cli.sweep import load_config
 from localjudge.transformers_judge import context_window
 
 UNLIMITED = SimpleNamespace(model_max_length=int(1e30))  # what tokenizers say when they do not know
@@ -75,13 +76,13 @@ def test_max_context_reaches_the_judge_from_the_cli(monkeypatch: pytest.MonkeyPa
     import localjudge.transformers_judge as backend
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(backend, "TransformersJudge", lambda path, **kwargs: seen.update(kwargs))
-    args = cli.build_parser().parse_args(["score", "--model", "m", "--scorer", "toxicity", "--data", "d.jsonl",
+    monkeypatch.setattr(backend.TransformersJudge, "load", lambda path, **kwargs: seen.update(kwargs))
+    args = build_parser().parse_args(["score", "--model", "m", "--scorer", "toxicity", "--data", "d.jsonl",
                                           "--max-context", "4096"])
-    cli.build_judge(args)
+    shared.build_judge(args)
     assert seen["max_context"] == 4096
     with pytest.raises(ValueError, match="--max-context must be at least 1"):
-        cli.check_numbers(argparse.Namespace(**{**vars(args), "max_context": 0}))
+        shared.check_numbers(argparse.Namespace(**{**vars(args), "max_context": 0}))
 
 
 def test_sweep_model_entries_take_max_context_and_refuse_unknown_keys(tmp_path: Path) -> None:
@@ -117,7 +118,7 @@ def test_real_model_without_a_declared_length_needs_max_context(model_dir: Path)
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
     tokenizer.model_max_length = int(1e30)
     with pytest.raises(ValueError, match="declares no context length"):
-        TransformersJudge.from_loaded(model, tokenizer, identity="undeclared")
-    judge = TransformersJudge.from_loaded(model, tokenizer, identity="undeclared", max_context=700)
+        TransformersJudge(model, tokenizer, identity="undeclared")
+    judge = TransformersJudge(model, tokenizer, identity="undeclared", max_context=700)
     result = toxicity_scorer(judge).run({"output": "Fine."})
     assert judge.context_window == 700 and f"{TOO_LONG} of 700 tokens" in (result.error or "")

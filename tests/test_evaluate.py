@@ -106,8 +106,7 @@ def test_corrupted_lines_are_rescored(tmp_path: Path) -> None:
 
 
 def test_out_of_memory_halves_the_batch() -> None:
-    class OutOfMemoryError(RuntimeError):
-        pass
+    from localjudge.judge import JudgeOutOfMemory as OutOfMemoryError
 
     inner = tox_judge()
 

@@ -182,7 +182,7 @@ def test_gguf_file_loads_as_the_same_model(family: str, family_judge, family_man
 
     entry = next(f for f in family_manifest["families"] if f["name"] == family)
     assert entry["gguf"], f"{family} should have a GGUF fixture"
-    gguf, own = TransformersJudge(FIXTURES / entry["gguf"]), family_judge(family)
+    gguf, own = TransformersJudge.load(FIXTURES / entry["gguf"]), family_judge(family)
     prompt = recorded_prompts([SHORT])["Claims"][0]
     ids = own.prompt_ids(prompt)
     assert gguf.prompt_ids(prompt) == ids and gguf.system_role == own.system_role

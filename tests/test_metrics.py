@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from localjudge.metrics import (
+from localjudge.bench.metrics import (
     balanced_accuracy,
     bootstrap_ci,
     majority_baseline,

@@ -19,7 +19,9 @@ from typing import Any
 
 import pytest
 
-from localjudge import FakeJudge, cli, faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge.cli import main as cli_main
+from localjudge.cli import shared as cli_shared
 from localjudge.evaluate import evaluate
 from localjudge.model_files import ModelPathError, check_model_dir
 from localjudge.store import ResultStore
@@ -93,9 +95,9 @@ def test_evaluate_end_to_end_offline(block_network: list[str], tmp_path: Path) -
 def test_cli_end_to_end_offline(block_network: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
-    monkeypatch.setattr(cli, "build_judge", lambda args, device_map=None: fake_judge())
+    monkeypatch.setattr(cli_shared, "build_judge", lambda args, device_map=None: fake_judge())
     out = tmp_path / "out.jsonl"
-    code = cli.main(["--quiet", "score", "--model", "unused", "--scorer", "hallucination,toxicity",
+    code = cli_main(["--quiet", "score", "--model", "unused", "--scorer", "hallucination,toxicity",
                      "--data", str(data), "--out", str(out)])
     assert code == 0 and len(out.read_text(encoding="utf-8").splitlines()) == 2
 
@@ -151,7 +153,7 @@ def test_real_model_loads_with_network_blocked(block_network: list[str], model_d
     fixture may have been built before this test's block)."""
     from localjudge.transformers_judge import TransformersJudge
 
-    judge = TransformersJudge(model_dir)
+    judge = TransformersJudge.load(model_dir)
     (result,) = toxicity_scorer(judge).run_batch(ROWS[1:])
     assert result.scored or result.error
 
@@ -159,20 +161,21 @@ def test_real_model_loads_with_network_blocked(block_network: list[str], model_d
 NO_COPIES_SCRIPT = """
 import sys
 from pathlib import Path
-from localjudge import cli, hallucination_scorer, toxicity_scorer
+from localjudge import hallucination_scorer, toxicity_scorer
+from localjudge.cli import main, shared
 from localjudge.evaluate import evaluate
 from localjudge.store import ResultStore
 from localjudge.tables import read_table, write_table
 from tests.test_offline import fake_judge
 
 data, out = Path(sys.argv[1]), Path(sys.argv[2])
-cli.build_judge = lambda args, device_map=None: fake_judge()
+shared.build_judge = lambda args, device_map=None: fake_judge()
 for source in sorted(data.iterdir()):
     judge = fake_judge()
     result = evaluate(read_table(source), [hallucination_scorer(judge), toxicity_scorer(judge)],
                       store=ResultStore(out / f"{source.name}.progress"), batch_size=1)
     write_table(result.dataset, out / f"{source.name}.jsonl")
-    assert cli.main(["--quiet", "score", "--model", "m", "--scorer", "toxicity", "--data", str(source),
+    assert main(["--quiet", "score", "--model", "m", "--scorer", "toxicity", "--data", str(source),
                      "--out", str(out / f"{source.name}.cli.parquet")]) == 0
 """
 

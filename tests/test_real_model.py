@@ -68,8 +68,30 @@ def test_prefix_cache_gives_the_tokens_of_full_prompts(real_judge, model_dir) ->
     of every kind of step equal those of a judge that prefills every full prompt."""
     from localjudge.transformers_judge import TransformersJudge
 
-    plain = TransformersJudge(model_dir, prefix_cache=False)
+    plain = TransformersJudge.load(model_dir, prefix_cache=False)
     for factory in (hallucination_scorer, toxicity_scorer):  # faithfulness has hallucination's steps
         cached = [r.to_dict() for r in factory(real_judge).run_batch(RUNS)]
         assert [r.to_dict() for r in factory(plain).run_batch(RUNS)] == cached
     assert real_judge._prefix_caches and not plain._prefix_caches, "the cache was used, and only there"
+
+
+def test_out_of_memory_in_the_backend_is_the_library_error(real_judge, monkeypatch) -> None:
+    """torch's OutOfMemoryError inside `generate` reaches the engine as `JudgeOutOfMemory`, which
+    it retries in halves: the engine itself knows nothing of torch."""
+    import torch
+
+    from localjudge import score_runs
+    from localjudge.judge import JudgeOutOfMemory
+
+    real = real_judge._generate
+
+    def picky(prefix, suffixes, schemas, max_new_tokens):
+        if len(suffixes) > 1:
+            raise torch.OutOfMemoryError("CUDA out of memory (simulated)")
+        return real(prefix, suffixes, schemas, max_new_tokens)
+
+    monkeypatch.setattr(real_judge, "_generate", picky)
+    with pytest.raises(JudgeOutOfMemory, match="simulated"):
+        toxicity_scorer(real_judge).run_batch(RUNS[:2])
+    results, summary = score_runs(RUNS[:2], [toxicity_scorer(real_judge)], batch_size=2)
+    assert summary["toxicity"].oom_backoffs == 1 and [r.scored for r in results["toxicity"]] == [True, True]

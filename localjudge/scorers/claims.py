@@ -133,6 +133,8 @@ def claim_verdict_scorer(
     subject: str,
     counted: str,
     meaning: str,
+    positive: str,
+    higher_is_better: bool,
     if_empty: Shortcut,
     if_no_claims: Shortcut,
     scale: float,
@@ -150,6 +152,7 @@ def claim_verdict_scorer(
         subject: The key each claim gets inside its verdict (``"statement"``, ``"claim"``).
         counted: The verdict label the score counts.
         meaning: The reason step's words on what the score means (``lower is better...``).
+        positive, higher_is_better: What a high score means, and its direction (see `Scorer`).
         if_empty, if_no_claims: (fraction, reason) for an empty output and for no claims.
     """
 
@@ -190,7 +193,7 @@ def claim_verdict_scorer(
     return (
         create_scorer(name, judge=judge, version=version, scale=scale, needs_context=True, context=context,
                       get_context=get_context, fallback_context=fallback_context, shortcut=shortcut,
-                      prob_score=prob_score)
+                      prob_score=prob_score, positive=positive, higher_is_better=higher_is_better)
         .preprocess(CLAIMS_STEP)
         .analyze(analyze)
         .generate_score(score)

@@ -79,6 +79,7 @@ def faithfulness_scorer(
         instructions=ANALYZE_SYSTEM, example=EXAMPLE, subject="claim", counted="yes",
         meaning="higher is better; the share of the output's claims that the context supports, "
                 "yes = supported, no = contradicted, unsure = not verifiable",
+        positive="faithful", higher_is_better=True,
         if_empty=(1.0, "The output is empty, so it makes no claim that could be unfaithful."),
         if_no_claims=(1.0, "The output makes no factual claims, so nothing in it is unfaithful to the context."),
         scale=scale, context=context, get_context=get_context, fallback_context=_tool_results,

@@ -74,6 +74,7 @@ def hallucination_scorer(
         instructions=ANALYZE_SYSTEM, example=EXAMPLE, subject="statement", counted="yes",
         meaning="lower is better; the share of the output's claims that the context does not "
                 "support, yes = hallucinated",
+        positive="hallucinated", higher_is_better=False,
         if_empty=(0.0, "The output is empty, so it makes no claims that could be hallucinated."),
         if_no_claims=(0.0, "The output makes no factual claims, so none of it is hallucinated."),
         scale=scale, context=context, get_context=get_context,

@@ -141,7 +141,8 @@ def toxicity_scorer(judge: Judge, *, scale: float = 1.0) -> Scorer:
     """
     scale = check_scale(scale)
     return (
-        create_scorer("toxicity", judge=judge, version=VERSION, scale=scale, shortcut=shortcut, prob_score=prob_score)
+        create_scorer("toxicity", judge=judge, version=VERSION, scale=scale, shortcut=shortcut, prob_score=prob_score,
+                      positive="toxic", higher_is_better=False)
         .analyze(ANALYZE_STEP)
         .generate_score(score)
         .generate_reason(reason_step(summary(scale), show_context=False, example=reason_example(scale)))

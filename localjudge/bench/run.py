@@ -9,29 +9,26 @@ baselines that read no model: the majority class, word overlap between output an
 baseline's is flagged ``NO``.
 
 Orientation: every score is read so that higher means the label is 1. Label 1 is the
-scorer's positive class: hallucinated (hallucination), faithful (faithfulness), toxic
-(toxicity), which is the direction each scorer's score grows. Word overlap is oriented per
-scorer (1 - overlap for hallucination); output length is used as is for every scorer (longer
-= label 1), so a length AUC below 0.5 means shorter outputs are more often positive.
+scorer's positive class (`Scorer.positive`: hallucinated, faithful, toxic), the direction its
+score grows. Word overlap (for scorers whose prompts show a context) is oriented by the
+scorer's direction: overlap as is where a high score is good (faithful), 1 - overlap where it is
+bad (hallucinated); output length is used as is for every scorer (longer = label 1), so a
+length AUC below 0.5 means shorter outputs are more often positive.
 Balanced accuracy predicts label 1 when the score is at least half the scale (`THRESHOLD`).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Union
 
-from localjudge.benchmarks import Benchmark, load_benchmark, select_benchmarks
-from localjudge.evaluate import evaluate, rows_to_runs
-from localjudge.judge import Judge
-from localjudge.metrics import (
+from localjudge.bench.data import Benchmark, load_benchmark, select_benchmarks
+from localjudge.bench.metrics import (
     balanced_accuracy,
     bootstrap_ci,
     majority_baseline,
@@ -39,76 +36,19 @@ from localjudge.metrics import (
     roc_auc,
     word_overlap,
 )
+from localjudge.bench.report import run_identity, write_report
+from localjudge.bench.types import JUDGE, JUDGE_PROB, THRESHOLD, BenchReport, BenchResult, Estimate, ScoreRow, Series
+from localjudge.evaluate import evaluate
+from localjudge.judge import Judge
+from localjudge.scorer import Scorer
 from localjudge.scorers import get_scorer_factory
+from localjudge.store import ResultStore
+from localjudge.tables import write_table
 
 if TYPE_CHECKING:
     from datasets import Dataset
 
 log = logging.getLogger(__name__)
-
-THRESHOLD = 0.5  # fraction of the scale at or above which a score predicts label 1
-POSITIVE_MEANS = MappingProxyType({"hallucination": "hallucinated", "faithfulness": "faithful", "toxicity": "toxic"})
-OVERLAP_SIGN = MappingProxyType({"hallucination": -1, "faithfulness": 1})  # scorers that read a context
-JUDGE, JUDGE_PROB = "judge score", "judge prob score"
-Series = dict[str, tuple[list[float], list[int]]]  # score name -> (scores, labels) on its rows
-
-
-@dataclass(frozen=True)
-class Estimate:
-    """A figure and its bootstrap 95% interval; all None when undefined (one class only)."""
-
-    value: float | None
-    low: float | None = None
-    high: float | None = None
-
-
-@dataclass(frozen=True)
-class ScoreRow:
-    """One line of a benchmark's table: a judge score or a baseline, on its rows."""
-
-    name: str
-    kind: str  # "judge" or "baseline"
-    n: int
-    auc: Estimate
-    balanced_accuracy: Estimate | None  # None: no natural threshold (output length)
-    beats_baselines: str | None = None  # judge rows: "YES", "UNCLEAR", "NO" or "n/a"
-    best_baseline_auc: float | None = None  # judge rows: best baseline AUC on the same rows
-    note: str = ""
-
-
-@dataclass(frozen=True)
-class BenchResult:
-    """Everything measured on one benchmark; `series` (per-row scores) feeds the plots."""
-
-    benchmark: str
-    scorer: str
-    scorer_version: str
-    positive_means: str
-    rows: int
-    positives: int
-    scored: int
-    unscored: int
-    errors: dict[str, int]
-    table: list[ScoreRow]
-    notes: list[str]
-    series: Series = field(default_factory=dict, repr=False)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        del data["series"]
-        return data
-
-
-@dataclass(frozen=True)
-class BenchReport:
-    """The results of a bench run, its identity (judge, versions, seed, time), files written."""
-
-    results: list[BenchResult]
-    identity: dict[str, Any]
-    files: dict[str, str] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"identity": self.identity, "results": [r.to_dict() for r in self.results], "files": self.files}
 
 
 def _estimate(metric: Callable[..., float | None], scores: list[float], labels: list[int],
@@ -165,53 +105,56 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: "Dataset", labels: list[i
     Returns:
         The result and the scored dataset (the rows plus the scorer's columns).
     """
-    from localjudge.store import ResultStore
-
     scorer = get_scorer_factory(bench.scorer)(judge)
     store = ResultStore(store_dir / bench.name) if store_dir is not None else None
     log.info("bench %s: %d rows with the %s scorer", bench.name, len(dataset), scorer.name)
     evaluation = evaluate(dataset, [scorer], batch_size=batch_size, columns=bench.columns, store=store,
                           progress=(lambda _, rows: progress(bench.name, rows)) if progress else None)
-    scored = evaluation.dataset
-    hard, prob = scored[f"{scorer.name}_score"], scored[f"{scorer.name}_prob_score"]
-    steps, errors = scored[f"{scorer.name}_steps"], scored[f"{scorer.name}_error"]
-    kept = [i for i, s in enumerate(hard) if s is not None]
+    results, samples = evaluation.results[scorer.name], evaluation.samples[scorer.name]
+    kept = [i for i, r in enumerate(results) if r.scored]
     # A row decided without the analyze step (empty output, no claims) has no label to be
     # unsure about: its prob score is its hard score. Others without a prob score are left out.
-    shortcut = {i for i in kept if json.loads(steps[i])["analyze"] is None}
-    has_prob = any(p is not None for p in prob)
+    shortcut = {i for i in kept if results[i].analyze_step_result is None}
+    has_prob = any(r.prob_score is not None for r in results)
     judged = {JUDGE: kept}
     if has_prob:
-        judged[JUDGE_PROB] = [i for i in kept if prob[i] is not None or i in shortcut]
-    runs = rows_to_runs(dataset, bench.columns)
-    samples = {i: scorer.sample(runs[i]) for i in kept}
-    baselines: dict[str, dict[int, float]] = {}
-    if bench.scorer in OVERLAP_SIGN:
-        sign = OVERLAP_SIGN[bench.scorer]
-        overlap = {i: word_overlap(s.output, s.context) for i, s in samples.items()}
-        baselines["word overlap" if sign > 0 else "1 - word overlap"] = {
-            i: v if sign > 0 else 1.0 - v for i, v in overlap.items()}
-    baselines["output length"] = {i: output_length(s.output) for i, s in samples.items()}
+        judged[JUDGE_PROB] = [i for i in kept if results[i].prob_score is not None or i in shortcut]
+    baselines = _baselines(scorer, {i: samples[i] for i in kept})
 
     def values(name: str, i: int) -> float:
-        value = hard[i] if name == JUDGE or prob[i] is None else prob[i]
-        return value / scorer.scale
+        r = results[i]
+        value = r.score if name == JUDGE or r.prob_score is None else r.prob_score
+        return value / scorer.scale  # type: ignore[operator]  # scored rows only
 
     series: Series = {name: ([values(name, i) for i in rows], [labels[i] for i in rows])
                       for name, rows in judged.items()}
     for name, by_row in baselines.items():
         series[name] = ([by_row[i] for i in kept], [labels[i] for i in kept])
     table = measure(series, baselines, judged, n_boot, seed) if kept else []
-    unscored = len(hard) - len(kept)
-    reasons = Counter((errors[i] or "")[:100] for i in range(len(hard)) if hard[i] is None)
-    notes = _notes(scorer.name, len(hard), unscored, judged, shortcut, has_prob, table)
-    result = BenchResult(bench.name, scorer.name, f"{scorer.version}@{scorer.prompt_hash}", POSITIVE_MEANS.get(scorer.name, "positive"),
-                         len(hard), sum(labels), len(kept), unscored, dict(reasons.most_common(5)), table,
+    unscored = len(results) - len(kept)
+    reasons = Counter((r.error or "")[:100] for r in results if not r.scored)
+    notes = _notes(scorer.positive, len(results), unscored, judged, shortcut, has_prob, table)
+    result = BenchResult(bench.name, scorer.name, f"{scorer.version}@{scorer.prompt_hash}", scorer.positive,
+                         len(results), sum(labels), len(kept), unscored, dict(reasons.most_common(5)), table,
                          notes, series)
-    return result, scored
+    return result, evaluation.dataset
 
 
-def _notes(scorer: str, rows: int, unscored: int, judged: dict[str, list[int]],
+def _baselines(scorer: Scorer, samples: dict[int, Any]) -> dict[str, dict[int, float]]:
+    """The model-free scores of the scored rows: word overlap (for a scorer whose prompts show a
+    context and whose score has a direction, oriented by it) and output length."""
+    baselines: dict[str, dict[int, float]] = {}
+    if "context" in scorer.shown_fields and scorer.higher_is_better is not None:
+        overlap = {i: word_overlap(s.output, s.context) for i, s in samples.items()}
+        if scorer.higher_is_better:
+            baselines["word overlap"] = overlap
+        else:
+            baselines["1 - word overlap"] = {i: 1.0 - v for i, v in overlap.items()}
+    baselines["output length"] = {i: output_length(s.output) for i, s in samples.items()}
+    return baselines
+
+
+def _notes(positive: str, rows: int, unscored: int, judged: dict[str, list[int]],
            shortcut: set[int], has_prob: bool, table: list[ScoreRow]) -> list[str]:
     notes = []
     kept = judged[JUDGE]
@@ -234,7 +177,7 @@ def _notes(scorer: str, rows: int, unscored: int, judged: dict[str, list[int]],
     if length is not None and length.high is not None and length.high < 0.5:  # clearly below chance
         reverse = 1 - length.value  # type: ignore[operator]
         notes.append(f"Output length AUC {length.value:.2f} (interval below 0.5): shorter outputs are more often "
-                     f"{POSITIVE_MEANS.get(scorer, 'positive')}. That reverse rule reaches {reverse:.2f}; it is not "
+                     f"{positive}. That reverse rule reaches {reverse:.2f}; it is not "
                      "counted as a baseline, since its direction was read off these labels.")
         for row in table:
             if row.kind == "judge" and row.auc.value is not None and row.auc.value <= reverse:
@@ -263,15 +206,12 @@ def run_bench(judge: Judge, benchmarks: Sequence[Union[str, Benchmark]] | None =
         html: Also write a self-contained report.html.
         progress: Called with (benchmark name, rows just finished).
     """
-    from localjudge.bench_report import run_identity, write_report
-    from localjudge.tables import write_table
-
     chosen = select_benchmarks(benchmarks, scorers)
     loaded = [load_benchmark(bench, limit) for bench in chosen]  # every data error before the first model call
     started = time.time()
     out = Path(out_dir) if out_dir is not None else None
     results = []
-    for bench, (dataset, labels) in zip(chosen, loaded):
+    for bench, (dataset, labels) in zip(chosen, loaded, strict=True):
         result, scored = bench_one(judge, bench, dataset, labels, batch_size=batch_size, n_boot=n_boot, seed=seed,
                                    store_dir=out / ".progress" if out is not None and resume else None,
                                    progress=progress)

@@ -1,9 +1,9 @@
 """Benchmarks: labeled data files, each measuring one scorer, and loading their labels.
 
-The built-in benchmarks live in `localjudge/bench_data/<name>/<name>.jsonl` (see the README
+The built-in benchmarks live in `localjudge/bench/bench_data/<name>/<name>.jsonl` (see the README
 there: sources, licenses, how each subset was drawn). A user's own labeled file becomes a
-benchmark with `custom_benchmark`. Label 1 is always the scorer's positive class: hallucinated
-(hallucination), faithful (faithfulness) or toxic (toxicity).
+benchmark with `custom_benchmark`. Label 1 is always the scorer's positive class
+(`Scorer.positive`: hallucinated, faithful, toxic).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Union
 
 from localjudge.evaluate import Columns, rows_to_runs
 from localjudge.scorers import get_scorer_factory
+from localjudge.tables import read_table
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -95,8 +96,6 @@ def is_positive(value: Any, positive: Any) -> bool:
 def load_benchmark(bench: Benchmark, limit: int | None = None) -> tuple["Dataset", list[int]]:
     """The benchmark's first `limit` rows and their 0/1 labels; a clear error (before any model
     call) for a missing file or column, a missing label, or labels of one class only."""
-    from localjudge.tables import read_table
-
     dataset = read_table(bench.path)
     if limit is not None:
         dataset = dataset.select(range(min(limit, len(dataset))))

@@ -24,7 +24,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from localjudge.cli.shared import Bars, markdown_table, set_threads, summary_rows
 from localjudge.evaluate import Columns, evaluate
+from localjudge.scorers import get_scorer_factory
+from localjudge.store import ResultStore
+from localjudge.tables import read_table, write_table
 
 MODEL_KEYS = {"name", "path", "device_map", "dtype", "threads", "max_context"}
 CELL_KEYS = {"name", "path", "input_col", "output_col", "context_col", "id_col", "limit", "batch_size", "scorers"}
@@ -77,11 +81,7 @@ def _scorer_spec(entry: Any) -> tuple[str, float]:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
-    from localjudge.cli import Bars, markdown_table, summary_rows
-    from localjudge.scorers import get_scorer_factory
-    from localjudge.store import ResultStore
-    from localjudge.tables import read_table, write_table
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.transformers_judge import TransformersJudge  # heavy: only when a sweep runs
 
     config = load_config(args.config)
     out_dir = Path(config["out_dir"])
@@ -91,8 +91,9 @@ def run_sweep(args: argparse.Namespace) -> int:
     table: list[dict[str, Any]] = []
     for model in config["models"]:
         model_name = model.get("name") or Path(model["path"]).name
-        judge = TransformersJudge(model["path"], device_map=model.get("device_map"), dtype=model.get("dtype", "auto"),
-                                  threads=model.get("threads"), max_context=model.get("max_context"))
+        set_threads(model.get("threads"))
+        judge = TransformersJudge.load(model["path"], device_map=model.get("device_map"),
+                                       dtype=model.get("dtype", "auto"), max_context=model.get("max_context"))
         for data in config["datasets"]:
             data_name = data.get("name") or Path(data["path"]).stem
             dataset = read_table(data["path"])

@@ -26,9 +26,12 @@ import argparse
 import sys
 from typing import Any
 
-from localjudge.bench import run_bench
-from localjudge.benchmarks import BENCHMARKS, custom_benchmark, load_benchmark, select_benchmarks
-from localjudge.evaluate import Columns
+from localjudge.bench.data import BENCHMARKS, custom_benchmark, load_benchmark, select_benchmarks
+from localjudge.bench.report import summary_table
+from localjudge.bench.run import run_bench
+from localjudge.cli import shared
+from localjudge.cli.shared import Bars, CliError, add_column_flags, add_model_flags, columns_of, markdown_table
+from localjudge.judge import Judge
 
 
 def _names(text: str | None) -> list[str] | None:
@@ -41,8 +44,6 @@ class _Bars:
     """One progress bar per benchmark (the CLI's `Bars`, keyed by benchmark name)."""
 
     def __init__(self, totals: dict[str, int], enabled: bool) -> None:
-        from localjudge.cli import Bars
-
         self.bars = {name: Bars(total, enabled) for name, total in totals.items()}
 
     def __call__(self, benchmark: str, rows: int) -> None:
@@ -53,11 +54,8 @@ class _Bars:
             bars.close()
 
 
-def run_bench_command(args: argparse.Namespace, judge: Any = None) -> int:
+def run_bench_command(args: argparse.Namespace, judge: Judge | None = None) -> int:
     """Run `localjudge bench`; `judge` replaces the model given by --model (tests pass a fake)."""
-    from localjudge.cli import CliError, build_judge, markdown_table
-    from localjudge.bench_report import summary_table
-
     scorers = _names(args.scorer)
     if args.data:
         if args.benchmark:
@@ -66,7 +64,7 @@ def run_bench_command(args: argparse.Namespace, judge: Any = None) -> int:
             raise CliError("--data needs exactly one --scorer")
         if args.positive is None:
             raise CliError("--data needs --positive: the label value of the scorer's positive class")
-        columns = Columns(args.input_col or None, args.output_col, args.context_col or None, args.id_col)
+        columns = columns_of(args)
         benchmarks = [custom_benchmark(args.data, scorer=scorers[0], label_col=args.label_col,
                                        positive=args.positive, columns=columns, name=args.name)]
         scorers = None
@@ -76,7 +74,7 @@ def run_bench_command(args: argparse.Namespace, judge: Any = None) -> int:
         raise CliError("--limit must be at least 1")
     totals = {b.name: len(load_benchmark(b, args.limit)[1]) for b in benchmarks}  # data errors before the model
     if judge is None:
-        judge = build_judge(args)
+        judge = shared.build_judge(args)
     bars = _Bars(totals, not getattr(args, "quiet", False))
     try:
         report = run_bench(judge, benchmarks, scorers=scorers, limit=args.limit, batch_size=args.batch_size,
@@ -91,8 +89,6 @@ def run_bench_command(args: argparse.Namespace, judge: Any = None) -> int:
 
 def add_bench_parser(sub: Any) -> None:
     """Add the `bench` command to the `localjudge` subparsers."""
-    from localjudge.cli import add_column_flags, add_model_flags
-
     parser = sub.add_parser(
         "bench",
         help="measure a judge against human labels (ROC-AUC, balanced accuracy, baselines, plots)",

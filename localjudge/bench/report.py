@@ -19,10 +19,10 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-from localjudge.bench import JUDGE, JUDGE_PROB, THRESHOLD, BenchReport, BenchResult, Estimate
-from localjudge.benchmarks import Benchmark
+from localjudge.bench.data import Benchmark
+from localjudge.bench.metrics import roc_curve
+from localjudge.bench.types import JUDGE, JUDGE_PROB, THRESHOLD, BenchReport, BenchResult, Estimate
 from localjudge.judge import Judge
-from localjudge.metrics import roc_curve
 
 FLAG = re.compile(r"\b(NO|UNCLEAR)\b")  # verdicts shown in bold: the judge did not clearly win
 LIBRARIES = ("localjudge", "torch", "transformers", "outlines", "datasets", "numpy", "matplotlib")

@@ -1,0 +1,12 @@
+"""Accuracy against human labels: benchmarks (`data`), metrics, the run (`run`) and its report.
+
+Imports point down only: `run` uses `data`, `metrics`, `report` and `types`; `report` uses
+`data`, `metrics` and `types`; nothing here imports the CLI.
+"""
+
+from localjudge.bench.data import BENCHMARKS, Benchmark, custom_benchmark, load_benchmark, select_benchmarks
+from localjudge.bench.run import run_bench
+from localjudge.bench.types import BenchReport, BenchResult, Estimate, ScoreRow
+
+__all__ = ["BENCHMARKS", "BenchReport", "BenchResult", "Benchmark", "Estimate", "ScoreRow", "custom_benchmark",
+           "load_benchmark", "run_bench", "select_benchmarks"]

@@ -1,0 +1,140 @@
+"""`localjudge score`: score a data file with one or more scorers, resumable, data-parallel
+under `accelerate launch`."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from localjudge.cli import shared
+from localjudge.cli.shared import (
+    Bars,
+    CliError,
+    add_column_flags,
+    add_model_flags,
+    build_scorers,
+    check_numbers,
+    columns_of,
+    markdown_table,
+    parse_scorers,
+    summary_rows,
+)
+from localjudge.evaluate import Evaluation, evaluate, rows_to_runs, to_dataset
+from localjudge.scorers import SCORERS
+from localjudge.store import ResultStore
+from localjudge.tables import read_table, write_table
+
+
+def run_score(args: argparse.Namespace) -> int:
+    names = parse_scorers(args.scorer)
+    check_numbers(args)
+    dataset = read_table(args.data)
+    if args.limit is not None:
+        dataset = dataset.select(range(min(args.limit, len(dataset))))
+    columns = columns_of(args)
+    rows_to_runs(to_dataset(dataset).select(range(1)), columns)  # bad data fails before the model loads
+    rank, world = distributed_rank()
+    if world > 1 and not args.out:
+        raise CliError("a data-parallel run needs --out (the ranks merge their results into it)")
+    store = None
+    if args.out and not args.no_resume:
+        store = ResultStore(Path(f"{args.out}.progress"), writer=f"rank-{rank}")
+    elif world > 1:  # --no-resume: the ranks still hand their rows to rank 0, through a scratch folder
+        store = ResultStore(scratch_dir(args.out), writer=f"rank-{rank}", fresh=True)
+    judge = shared.build_judge(args, device_map=distributed_device() if world > 1 else None)
+    scorers = build_scorers(names, judge, args.scale)
+    bars = Bars(len(dataset) if world == 1 else -(-len(dataset) // world), not args.quiet)
+    try:
+        result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store,
+                          shard=(rank, world) if world > 1 else None, progress=bars)
+    finally:
+        bars.close()
+    if world > 1:
+        wait_for_everyone()
+        if rank != 0:
+            return 0
+        if args.no_resume:  # this run's ranks' logs only: drop any a crashed run with more ranks left
+            ranks = {f"rank-{r}" for r in range(world)}
+            for log_file in scratch_dir(args.out).glob("*.jsonl"):
+                if log_file.stem not in ranks:
+                    log_file.unlink()
+            store = ResultStore(scratch_dir(args.out), writer="rank-0")
+        result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store)
+        if args.no_resume:
+            shutil.rmtree(scratch_dir(args.out), ignore_errors=True)
+    if args.out:
+        write_table(result.dataset, args.out)
+        print(f"wrote {len(result.dataset)} rows to {args.out}", file=sys.stderr)
+    else:
+        print_rows(result, names)
+    print(markdown_table(summary_rows(result.summary)))
+    return 0
+
+
+def scratch_dir(out: str) -> Path:
+    """Where the ranks of a ``--no-resume`` data-parallel run exchange results (removed after)."""
+    return Path(f"{out}.ranks")
+
+
+def print_rows(result: Evaluation, names: Sequence[str]) -> None:
+    for row in result.dataset:
+        for name in names:
+            score, error = row[f"{name}_score"], row[f"{name}_error"]
+            shown = f"{score:g}" if score is not None else f"unscored ({error})"
+            reason = row[f"{name}_reason"] or ""
+            print(f"[{row.get('run_id', '')}] {name}: {shown}  {reason}".rstrip())
+
+
+def distributed_state() -> Any:
+    """accelerate's process state (gloo on CPU-only machines, NCCL on GPUs)."""
+    import torch
+    from accelerate import PartialState
+
+    return PartialState(cpu=not torch.cuda.is_available())
+
+
+def distributed_rank() -> tuple[int, int]:
+    """(rank, world size) when started by `accelerate launch` (or torchrun); else (0, 1)."""
+    if int(os.environ.get("WORLD_SIZE", "1")) <= 1:
+        return 0, 1
+    state = distributed_state()
+    return state.process_index, state.num_processes
+
+
+def distributed_device() -> str:
+    return str(distributed_state().device)
+
+
+def wait_for_everyone() -> None:
+    distributed_state().wait_for_everyone()
+
+
+
+
+def add_score_parser(sub: Any) -> None:
+    """Add the `score` command to the `localjudge` subparsers."""
+    score = sub.add_parser(
+        "score",
+        help="score a data file with one or more scorers",
+        description="Score every row of a data file. With --out, results are appended to "
+        "OUT.progress/ as they are produced: rerunning the same command after a crash or Ctrl-C "
+        "skips finished rows and writes the same OUT. Under `accelerate launch`, each process "
+        "scores its share of the rows and process 0 merges them into OUT.",
+    )
+    add_model_flags(score)
+    score.add_argument("--scorer", required=True, help=f"comma-separated: {', '.join(SCORERS)}")
+    score.add_argument("--data", required=True, metavar="FILE",
+                       help="JSONL, JSON, CSV, parquet, or a saved HF dataset folder")
+    score.add_argument("--out", default=None, metavar="FILE", help="write results (.jsonl or .parquet)")
+    score.add_argument("--batch-size", type=int, default=8, help="rows per judge call (default: 8)")
+    score.add_argument("--scale", type=float, default=1.0, help="scores lie in [0, scale] (default: 1)")
+    score.add_argument("--limit", type=int, default=None, help="score only the first N rows")
+    score.add_argument("--no-resume", action="store_true", help="do not read or write OUT.progress/ (a data-parallel run exchanges its ranks' rows "
+                            "through OUT.ranks/, removed at the end)")
+    add_column_flags(score)
+    score.set_defaults(func=run_score)

@@ -1,0 +1,145 @@
+"""What the `localjudge` commands share: flags, the judge and scorers they build, progress bars,
+tables. The `cli` package is the only part of localjudge that prints, configures logging and
+draws progress bars."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from localjudge.evaluate import Columns, ScorerSummary
+from localjudge.judge import Judge
+from localjudge.scorer import Scorer, check_scale
+from localjudge.scorers import get_scorer_factory
+
+if TYPE_CHECKING:
+    from localjudge.transformers_judge import TransformersJudge
+
+
+class CliError(Exception):
+    """A user error: reported as one line, exit code 2."""
+
+
+def add_model_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("model")
+    group.add_argument("--model", required=True, metavar="PATH",
+                       help="local model directory (safetensors) or .gguf file; never downloaded")
+    group.add_argument("--device-map", default=None,
+                       help='"cpu", "cuda", "auto" (shard over GPUs via accelerate); default: GPU if any')
+    group.add_argument("--dtype", default="auto", help='"auto" (float32 on CPU, the checkpoint\'s dtype on GPU), "bfloat16", ...')
+    group.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+    group.add_argument("--max-context", type=int, default=None, metavar="TOKENS",
+                       help="longest prompt + answer to run (default: the model's declared length; "
+                            "needed when it declares none); longer rows are unscored")
+    group.add_argument("--allow-pickle", action="store_true", help="accept pickle (.bin) weights: can run code")
+    group.add_argument("--trust-remote-code", action="store_true", help="run code shipped with the model")
+
+
+def add_column_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("columns")
+    group.add_argument("--input-col", default="input", help="column with the input (default: input; '' for none)")
+    group.add_argument("--output-col", default="output", help="column with the output judged (default: output)")
+    group.add_argument("--context-col", default="context",
+                       help="column with the context: a string or a list of strings (default: context)")
+    group.add_argument("--id-col", default=None, help="column with a run id (default: the row number)")
+
+
+def parse_scorers(text: str) -> list[str]:
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    for name in names:
+        get_scorer_factory(name)
+    if not names:
+        raise ValueError("give at least one scorer")
+    return names
+
+
+def check_numbers(args: argparse.Namespace) -> None:
+    """Numeric flags are checked before the model loads."""
+    check_scale(args.scale)
+    if args.batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {args.batch_size}")
+    if args.limit is not None and args.limit < 1:
+        raise ValueError(f"--limit must be at least 1, got {args.limit}")
+    if getattr(args, "max_context", None) is not None and args.max_context < 1:
+        raise ValueError(f"--max-context must be at least 1, got {args.max_context}")
+
+
+def set_threads(threads: int | None) -> None:
+    """torch's CPU thread count, a process-wide setting: only the commands set it."""
+    if threads:
+        import torch  # heavy: only when asked
+
+        torch.set_num_threads(threads)
+
+
+def build_judge(args: argparse.Namespace, device_map: Any = None) -> "TransformersJudge":
+    """The judge of the model flags (loads the model: torch, transformers)."""
+    from localjudge.transformers_judge import TransformersJudge  # heavy: only when a model is needed
+
+    set_threads(args.threads)
+    return TransformersJudge.load(
+        args.model,
+        device_map=device_map or args.device_map,
+        dtype=args.dtype,
+        trust_remote_code=args.trust_remote_code,
+        allow_pickle=args.allow_pickle,
+        max_context=args.max_context,
+    )
+
+
+def columns_of(args: argparse.Namespace) -> Columns:
+    """The column flags as `Columns` ('' for an optional column: none)."""
+    return Columns(args.input_col or None, args.output_col, args.context_col or None, args.id_col)
+
+
+def build_scorers(names: Sequence[str], judge: Judge, scale: float) -> list[Scorer]:
+    return [get_scorer_factory(name)(judge, scale=scale) for name in names]
+
+
+class Bars:
+    """One tqdm bar per scorer on stderr: rows done, rows/s and ETA."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled = total, enabled
+        self.bars: dict[str, Any] = {}
+
+    def __call__(self, scorer: str, rows: int) -> None:
+        if not self.enabled:
+            return
+        from tqdm import tqdm
+
+        if scorer not in self.bars:
+            self.bars[scorer] = tqdm(total=self.total, desc=scorer, unit="row", file=sys.stderr, dynamic_ncols=True)
+        self.bars[scorer].update(rows)
+        if self.bars[scorer].n >= self.total:  # stop its clock: the next scorer starts now
+            self.bars[scorer].close()
+
+    def close(self) -> None:
+        for bar in self.bars.values():
+            bar.close()
+
+
+def summary_rows(summary: dict[str, ScorerSummary]) -> list[dict[str, Any]]:
+    rows = []
+    for s in summary.values():
+        fresh = s.scored + s.unscored - s.resumed
+        rows.append({
+            "scorer": s.scorer, "mean_score": s.mean_score, "mean_prob_score": s.mean_prob_score,
+            "scored": s.scored, "unscored": s.unscored, "resumed": s.resumed, "seconds": s.seconds,
+            "rows_per_s": round(fresh / s.seconds, 3) if s.seconds and fresh else None,
+            "tokens_per_s": round(s.new_tokens / s.seconds, 1) if s.seconds and fresh else None,
+        })
+    return rows
+
+
+def markdown_table(rows: list[dict[str, Any]]) -> str:
+    if not rows:
+        return ""
+    head = list(rows[0])
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join("" if r[h] is None else str(r[h]) for h in head) + " |" for r in rows]
+    return "\n".join(lines)
+
+
