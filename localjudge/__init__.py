@@ -13,10 +13,10 @@ from localjudge.judge import FakeJudge, Generation, Judge, UnscriptedCallError
 from localjudge.result import ScoreResult
 from localjudge.run_evals import ItemResult, RunEvalsResult, RunSummary, ThresholdResult, run_evals
 from localjudge.runs import InvalidRunError, Sample, extract_tool_results
-from localjudge.store import ResultStore
 from localjudge.scorer import Scorer, create_scorer
-from localjudge.steps import JudgeStep, UnscorableError
 from localjudge.scorers import SCORERS, faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge.steps import JudgeStep, UnscorableError
+from localjudge.store import ResultStore
 
 if TYPE_CHECKING:
     from localjudge.bench.run import run_bench

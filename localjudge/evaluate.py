@@ -76,13 +76,13 @@ class Evaluation:
             where the row was invalid for it.
     """
 
-    dataset: "Dataset"
+    dataset: Dataset
     summary: dict[str, ScorerSummary] = field(default_factory=dict)
     results: dict[str, list[ScoreResult]] = field(default_factory=dict)
     samples: dict[str, list[Sample | None]] = field(default_factory=dict)
 
 
-def to_dataset(data: Any) -> "Dataset":
+def to_dataset(data: Any) -> Dataset:
     """A `datasets.Dataset` from a Dataset or a list of dicts; empty data is an error."""
     from datasets import Dataset
 
@@ -95,7 +95,7 @@ def to_dataset(data: Any) -> "Dataset":
 _RUN_FIELDS = frozenset({"input", "output", "context", "run_id", "runId"})
 
 
-def rows_to_runs(dataset: "Dataset", columns: Columns) -> list[dict[str, Any]]:
+def rows_to_runs(dataset: Dataset, columns: Columns) -> list[dict[str, Any]]:
     """Runs (Mastra's shape) from dataset rows; unknown column names are a clear error."""
     wanted = [c for c in (columns.input, columns.output, columns.context, columns.run_id) if c]
     missing = [c for c in wanted if c not in dataset.column_names and c != Columns.context]
@@ -109,7 +109,7 @@ def rows_to_runs(dataset: "Dataset", columns: Columns) -> list[dict[str, Any]]:
         run = {k: v for k, v in row.items() if k not in _RUN_FIELDS}
         run.update(input=row[columns.input] if columns.input else "", output=row[columns.output])
         if has_context:
-            run["context"] = row[columns.context]  # type: ignore[index]
+            run["context"] = row[columns.context]
         run["run_id"] = str(row[columns.run_id]) if columns.run_id else str(index)
         runs.append(run)
     return runs
@@ -275,7 +275,8 @@ def _run_with_backoff(scorer: Scorer, runs: Sequence[Sample], backoffs: list[int
         if isinstance(error, JudgeOutOfMemory) and len(runs) > 1:
             backoffs[0] += 1
             half = len(runs) // 2
-            log.warning("%s: out of memory at batch %d; retrying as %d + %d", scorer.name, len(runs), half, len(runs) - half)
+            log.warning("%s: out of memory at batch %d; retrying as %d + %d", scorer.name, len(runs), half,
+                        len(runs) - half)
             return _run_with_backoff(scorer, runs[:half], backoffs) + _run_with_backoff(
                 scorer, runs[half:], backoffs
             )
@@ -311,7 +312,7 @@ def _result_columns(name: str, results: list[ScoreResult]) -> dict[str, list[Any
     }
 
 
-def _attach(dataset: "Dataset", columns: dict[str, list[Any]]) -> "Dataset":
+def _attach(dataset: Dataset, columns: dict[str, list[Any]]) -> Dataset:
     from datasets import Dataset, Features, Value, concatenate_datasets
 
     features = Features(

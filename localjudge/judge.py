@@ -11,7 +11,7 @@ import json
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Union, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel
 
@@ -78,8 +78,8 @@ class UnscriptedCallError(AssertionError):
     """The fake judge was asked for something its script does not cover."""
 
 
-Scripted = Union[str, Mapping[str, Any], BaseModel, Generation]
-ScriptEntry = Union[Sequence[Scripted], Callable[[ChatPrompt], Scripted]]
+Scripted = str | Mapping[str, Any] | BaseModel | Generation
+ScriptEntry = Sequence[Scripted] | Callable[[ChatPrompt], Scripted]
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ class FakeJudge:
         self.calls.append(
             JudgeCall(names, tuple(tuple(p) for p in prompts), max_new_tokens)
         )
-        return [self._answer(name, prompt) for name, prompt in zip(names, prompts)]
+        return [self._answer(name, prompt) for name, prompt in zip(names, prompts, strict=True)]
 
     def _answer(self, name: str, prompt: ChatPrompt) -> Generation:
         entry = self.script.get(name)

@@ -102,7 +102,7 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
         ids = allowed.nonzero().flatten()
         probs = torch.softmax(logits[ids].float(), dim=-1).tolist()
         mass = dict.fromkeys(labels, 0.0)
-        for token_id, p in zip(ids.tolist(), probs):
+        for token_id, p in zip(ids.tolist(), probs, strict=True):
             piece = self.tokenizer.decode([token_id])
             if not piece.startswith(quote) or not (piece := piece[len(quote):]):
                 continue

@@ -16,7 +16,7 @@ import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Union
+from typing import Any
 
 from localjudge.evaluate import ScorerSummary, score_runs
 from localjudge.result import ScoreResult
@@ -27,8 +27,8 @@ from localjudge.steps import resolve
 log = logging.getLogger(__name__)
 
 TARGET_METHODS = ("generate", "run", "invoke", "predict")
-Threshold = Union[float, Mapping[str, float]]  # a minimum, or {"min": ..., "max": ...}
-ScorerEntry = Union[Scorer, Mapping[str, Any]]  # a scorer, or {"scorer": s, "threshold": t}
+Threshold = float | Mapping[str, float]  # a minimum, or {"min": ..., "max": ...}
+ScorerEntry = Scorer | Mapping[str, Any]  # a scorer, or {"scorer": s, "threshold": t}
 
 
 @dataclass(frozen=True)
@@ -86,9 +86,9 @@ def _target_function(target: Any) -> Callable[[Any], Any]:
     for name in TARGET_METHODS:
         method = getattr(target, name, None)
         if callable(method):
-            return method  # type: ignore[no-any-return]
+            return method
     if callable(target):
-        return target  # type: ignore[no-any-return]
+        return target
     raise TypeError(f"target must be callable or have one of the methods {TARGET_METHODS}")
 
 
@@ -96,7 +96,10 @@ def _entries(scorers: Sequence[ScorerEntry]) -> list[tuple[Scorer, Threshold | N
     """Scorers with their thresholds, checked before any target runs."""
     found: list[tuple[Scorer, Threshold | None]] = []
     for entry in scorers:
-        scorer, threshold = (entry, None) if isinstance(entry, Scorer) else (entry.get("scorer"), entry.get("threshold"))
+        scorer: Any = entry
+        threshold: Any = None
+        if not isinstance(entry, Scorer):
+            scorer, threshold = entry.get("scorer"), entry.get("threshold")
         if not isinstance(scorer, Scorer):
             raise TypeError(f"each scorer must be a Scorer or {{'scorer': Scorer, 'threshold': ...}}, got {entry!r}")
         if threshold is not None:

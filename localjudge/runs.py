@@ -76,12 +76,13 @@ def _parts_text(parts: Any, where: str, *, join: bool) -> str | None:
     (Mastra's `content.parts`); None when there is none."""
     if not isinstance(parts, list):
         return None
-    texts = [p.get("text") for p in parts if isinstance(p, Mapping) and p.get("type") == "text"]
-    if not all(isinstance(t, str) for t in texts):
+    found = [p.get("text") for p in parts if isinstance(p, Mapping) and p.get("type") == "text"]
+    texts = [t for t in found if isinstance(t, str)]
+    if len(texts) != len(found):
         raise InvalidRunError(f"{where}: text content parts must hold strings")
     if not texts:
         return None
-    return "\n".join(texts) if join else texts[-1]  # type: ignore[arg-type,return-value]
+    return "\n".join(texts) if join else texts[-1]
 
 
 def message_text(message: Any, where: str) -> tuple[str, str | None]:

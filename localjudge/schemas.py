@@ -18,8 +18,14 @@ MAX_ITEMS = 10  # claims per output, verdicts per item
 
 
 def text(max_chars: int) -> Any:
-    """A non-empty string of at most `max_chars` characters."""
+    """A non-empty string of at most `max_chars` characters, for a schema field (``reason:
+    text(160)``). Type checkers cannot read a call as a type: for them, write the `Annotated`
+    form, as `ReasonText` and `StatementText` below do."""
     return Annotated[str, Field(min_length=1, max_length=max_chars)]
+
+
+ReasonText = Annotated[str, Field(min_length=1, max_length=REASON_CHARS)]  # a verdict's reason
+StatementText = Annotated[str, Field(min_length=1, max_length=STATEMENT_CHARS)]  # a claim or statement
 
 
 class Strict(BaseModel):
@@ -31,7 +37,7 @@ class Strict(BaseModel):
 class Reason(Strict):
     """The reason step's answer."""
 
-    reason: text(240)  # type: ignore[valid-type]
+    reason: Annotated[str, Field(min_length=1, max_length=240)]
 
 
 def exactly(item: type[BaseModel], n: int, base: type[BaseModel]) -> type[BaseModel]:
@@ -43,11 +49,12 @@ def exactly(item: type[BaseModel], n: int, base: type[BaseModel]) -> type[BaseMo
     return _exactly(item, n, base)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _exactly(item: type[BaseModel], n: int, base: type[BaseModel]) -> type[BaseModel]:
     (name,) = base.model_fields
-    field = Annotated[list[item], Field(min_length=n, max_length=n)]  # type: ignore[valid-type]
-    return create_model(f"{base.__name__}_{n}", __base__=base, **{name: (field, ...)})
+    field: Any = Annotated[list[item], Field(min_length=n, max_length=n)]  # type: ignore[valid-type]
+    fields: dict[str, Any] = {name: (field, ...)}
+    return create_model(f"{base.__name__}_{n}", __base__=base, **fields)
 
 
 def max_json_chars(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> int:
@@ -82,7 +89,7 @@ def max_json_chars(schema: dict[str, Any], defs: dict[str, Any] | None = None) -
     raise ValueError(f"unsupported schema node: {schema}")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def token_budget(schema: type[BaseModel]) -> int:
     """Tokens enough for the longest answer the schema allows, in practice.
 

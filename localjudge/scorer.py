@@ -147,19 +147,19 @@ class Scorer:
             object.__setattr__(self, "id", f"{self.name}-scorer")
 
     # Mastra's builder: each returns a new scorer with that step set.
-    def preprocess(self, step: Step) -> "Scorer":
+    def preprocess(self, step: Step) -> Scorer:
         """The step before analyze (claim extraction, say)."""
         return replace(self, preprocess_step=step)
 
-    def analyze(self, step: Step) -> "Scorer":
+    def analyze(self, step: Step) -> Scorer:
         """The step that produces verdicts."""
         return replace(self, analyze_step=step)
 
-    def generate_score(self, step: Callable[[Sample, Results], float]) -> "Scorer":
+    def generate_score(self, step: Callable[[Sample, Results], float]) -> Scorer:
         """The score: a function of (run, results) giving a fraction in [0, 1]."""
         return replace(self, score_step=step)
 
-    def generate_reason(self, step: Step) -> "Scorer":
+    def generate_reason(self, step: Step) -> Scorer:
         """The reason: a function of (run, results) or a judge step; results hold ``score``."""
         return replace(self, reason_step=step)
 
@@ -184,7 +184,7 @@ class Scorer:
     def _steps(self) -> list[Step]:
         return [s for s in (self.preprocess_step, self.analyze_step, self.reason_step) if s is not None]
 
-    def with_judge(self, judge: Judge) -> "Scorer":
+    def with_judge(self, judge: Judge) -> Scorer:
         """The same scorer on another judge."""
         return replace(self, judge=judge)
 
@@ -294,7 +294,8 @@ class Scorer:
             except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's prompt function
                 failed.append((item, _failure(error)))
                 continue
-            asked.append((item, schema, _chat(step.instructions or self.instructions, item.prompts[name], step.examples)))
+            chat = _chat(step.instructions or self.instructions, item.prompts[name], step.examples)
+            asked.append((item, schema, chat))
         if not asked:
             return [], failed
         judge = step.judge or self.judge
@@ -448,7 +449,7 @@ def _reason_text(value: Any) -> str:
     if isinstance(value, str):
         return value
     if isinstance(value, Mapping) and isinstance(value.get("reason"), str):
-        return value["reason"]  # type: ignore[no-any-return]
+        return str(value["reason"])
     return f"[no reason: the reason step gave {type(value).__name__}, not text]"
 
 

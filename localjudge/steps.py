@@ -14,7 +14,7 @@ import concurrent.futures
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any, Union, cast
 
 from pydantic import BaseModel
 
@@ -54,19 +54,20 @@ class JudgeStep:
 
     instructions: str
     prompt: Callable[[Sample, Results], str]
-    schema: Union[type[BaseModel], Callable[[Sample, Results], type[BaseModel]]]
+    schema: type[BaseModel] | Callable[[Sample, Results], type[BaseModel]]
     examples: tuple[tuple[str, str], ...] = ()
     finish: Callable[[Sample, Results, dict[str, Any]], Any] = _keep
-    judge: "Judge | None" = None
+    judge: Judge | None = None
 
     def schema_for(self, run: Sample, results: Results) -> type[BaseModel]:
         if isinstance(self.schema, type) and issubclass(self.schema, BaseModel):
             return self.schema
-        return self.schema(run, results)  # type: ignore[call-arg,operator]
+        make = cast(Callable[[Sample, Results], type[BaseModel]], self.schema)
+        return make(run, results)
 
 
 StepFunction = Callable[[Sample, Results], Any]
-Step = Union[JudgeStep, StepFunction]
+Step = JudgeStep | StepFunction
 
 
 def call_get_context(get_context: Callable[..., Any], run: Mapping[str, Any]) -> Any:

@@ -2,9 +2,10 @@
 
 Each finished (row, scorer) pair is one JSON line `{"format", "key", "result"}`, appended and
 flushed to disk (fsync) a batch at a time. `format` is `RECORD_FORMAT`: a line in another format
-(written by another localjudge version) is not trusted and its row is scored again. The key hashes the scorer's identity (name, prompt version,
-scale, judge model) and the row's judged content, so a rerun skips exactly the work already
-done and a changed prompt or model recomputes. A line cut off by a crash, or any line that does
+(written by another localjudge version) is not trusted and its row is scored again. The key
+hashes the scorer's identity (name, prompt hash, scale, judge model) and the row's judged
+content, so a rerun skips exactly the work already done and a changed prompt or model
+recomputes. A line cut off by a crash, or any line that does
 not parse or does not hold a well-formed result, is ignored on load and its row scored again:
 nothing half-written or corrupted is ever trusted.
 
@@ -30,6 +31,7 @@ from localjudge.runs import Sample
 log = logging.getLogger(__name__)
 
 RECORD_FORMAT = 2  # 2: results carry `error_kind`
+OTHER_FORMAT = "other format"
 
 
 def result_key(scorer_key: str, sample: Sample) -> str:
@@ -81,12 +83,12 @@ class ResultStore:
             with path.open("r", encoding="utf-8", errors="replace") as handle:
                 for line in handle:
                     record = _record(line)
-                    if record == "other format":
-                        other += 1
-                    elif record is None:
-                        bad += 1
-                    else:
+                    if isinstance(record, tuple):
                         found[record[0]] = record[1]
+                    elif record == OTHER_FORMAT:
+                        other += 1
+                    else:
+                        bad += 1
         if bad:
             log.warning("%s: skipped %d unreadable line(s); those rows will be scored again", self.folder, bad)
         if other:
@@ -123,9 +125,9 @@ def _record(line: str) -> tuple[str, dict[str, Any]] | str | None:
     if not isinstance(record, dict) or not isinstance(record.get("key"), str):
         return None
     if record.get("format") != RECORD_FORMAT:
-        return "other format"
+        return OTHER_FORMAT
     result = record.get("result")
-    return (record["key"], result) if _well_formed(result) else None
+    return (record["key"], result) if isinstance(result, dict) and _well_formed(result) else None
 
 
 def _is_number(value: Any) -> bool:

@@ -23,7 +23,7 @@ WRITE_SUFFIXES = (".jsonl", ".parquet")
 JSON_CELL = "\x00json:"  # prefix of a cell stored as JSON text (see `dataset_from_rows`)
 
 
-def read_table(path: str | Path) -> "Dataset":
+def read_table(path: str | Path) -> Dataset:
     """Load rows from a file or a `save_to_disk` folder, entirely offline."""
     from datasets import Dataset, load_from_disk
 
@@ -67,7 +67,7 @@ def read_table(path: str | Path) -> "Dataset":
     raise ValueError(f"unsupported data file {p.name}: use one of {', '.join(READ_SUFFIXES)} or a dataset folder")
 
 
-def _read_csv(path: Path) -> "Dataset":
+def _read_csv(path: Path) -> Dataset:
     """Every CSV cell as text ("42" stays a string answer); only an empty cell is missing."""
     from datasets import Dataset, Features, Value
 
@@ -92,13 +92,13 @@ def _read_csv(path: Path) -> "Dataset":
     return Dataset.from_dict(columns, features=features)
 
 
-def _from_rows(rows: list[Any], path: Path) -> "Dataset":
+def _from_rows(rows: list[Any], path: Path) -> Dataset:
     if not all(isinstance(r, dict) for r in rows):
         raise ValueError(f"{path}: every row must be a JSON object")
     return dataset_from_rows(rows, where=str(path))
 
 
-def dataset_from_rows(rows: Sequence[Mapping[str, Any]], *, where: str = "rows") -> "Dataset":
+def dataset_from_rows(rows: Sequence[Mapping[str, Any]], *, where: str = "rows") -> Dataset:
     """A `Dataset` from dicts whose columns may mix types (a string here, chat messages there).
 
     Arrow needs one type per column, so a column whose values mix types is stored as JSON text
@@ -147,7 +147,7 @@ def decode_cell(value: Any) -> Any:
     return value
 
 
-def write_table(dataset: "Dataset", path: str | Path) -> None:
+def write_table(dataset: Dataset, path: str | Path) -> None:
     """Write rows as JSONL or parquet (by extension), atomically: a crash leaves no half file.
 
     The rows go to a temporary file beside `path`, which is flushed to disk and then renamed

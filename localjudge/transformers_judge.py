@@ -156,7 +156,7 @@ class TransformersJudge:
         allow_pickle: bool = False,
         prefix_cache: bool = True,
         max_context: int | None = None,
-    ) -> "TransformersJudge":
+    ) -> TransformersJudge:
         """Load a judge from local files: never downloads, safetensors unless pickle is allowed.
 
         Args:

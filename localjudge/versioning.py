@@ -92,7 +92,7 @@ def _probed(step: Any) -> Any:
 FIELD_MARKERS = {"input": "Probe question", "output": "Probe answer", "context": "Probe context"}
 
 
-def probe(scorer: "Scorer") -> tuple[list[Any], Any]:
+def probe(scorer: Scorer) -> tuple[list[Any], Any]:
     """The scorer run on PROBE_RUN against `ProbeJudge`: what it sent the judge, and the result
     (or the failure, as text: user-written steps may fail, and that is still a fact)."""
     judge = ProbeJudge()
@@ -106,13 +106,13 @@ def probe(scorer: "Scorer") -> tuple[list[Any], Any]:
     return judge.record, outcome
 
 
-def prompt_hash(scorer: "Scorer") -> str:
+def prompt_hash(scorer: Scorer) -> str:
     """12 hex digits that change whenever what `scorer` sends its judge, or scores, changes."""
     payload = json.dumps(probe(scorer), ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
 
 
-def shown_fields(scorer: "Scorer") -> frozenset[str]:
+def shown_fields(scorer: Scorer) -> frozenset[str]:
     """The run fields whose text reaches the judge in any of the scorer's prompts."""
     record, _ = probe(scorer)
     sent = "\n".join(message["content"] for prompt, _, _ in record for message in prompt)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from localjudge.evaluate import Columns, rows_to_runs
 from localjudge.scorers import get_scorer_factory
@@ -61,7 +61,7 @@ def custom_benchmark(path: str | Path, *, scorer: str, label_col: str = "label",
     return Benchmark(name or Path(path).stem, scorer, Path(path), columns, label_col, positive)
 
 
-def select_benchmarks(benchmarks: Sequence[Union[str, Benchmark]] | None = None,
+def select_benchmarks(benchmarks: Sequence[str | Benchmark] | None = None,
                       scorers: Sequence[str] | None = None) -> list[Benchmark]:
     """Built-in benchmarks by name (default: all), or given ones, kept to `scorers` if given."""
     for name in scorers or ():
@@ -93,7 +93,7 @@ def is_positive(value: Any, positive: Any) -> bool:
         return str(value).strip().casefold() == str(positive).strip().casefold()
 
 
-def load_benchmark(bench: Benchmark, limit: int | None = None) -> tuple["Dataset", list[int]]:
+def load_benchmark(bench: Benchmark, limit: int | None = None) -> tuple[Dataset, list[int]]:
     """The benchmark's first `limit` rows and their 0/1 labels; a clear error (before any model
     call) for a missing file or column, a missing label, or labels of one class only."""
     dataset = read_table(bench.path)
@@ -107,7 +107,8 @@ def load_benchmark(bench: Benchmark, limit: int | None = None) -> tuple["Dataset
     values = dataset[bench.label_col]
     missing = [i for i, v in enumerate(values) if v is None]
     if missing:
-        raise ValueError(f"{bench.path}: {len(missing)} row(s) have no {bench.label_col!r}, the first is row {missing[0]}")
+        raise ValueError(f"{bench.path}: {len(missing)} row(s) have no {bench.label_col!r}, "
+                         f"the first is row {missing[0]}")
     labels = [int(is_positive(v, bench.positive)) for v in values]
     if len(set(labels)) < 2:
         seen = ", ".join(repr(v) for v in list(dict.fromkeys(values))[:10])

@@ -11,11 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Union
 
 import numpy as np
 
-Metric = Callable[[Sequence[float], Sequence[int]], Union[float, None]]
+Metric = Callable[..., float | None]  # (scores, labels) -> value; sequences or numpy arrays
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -126,8 +125,8 @@ def bootstrap_ci(
         if value is not None:
             values.append(value)
     tail = (1 - level) / 2 * 100
-    low, high = np.percentile(values, [tail, 100 - tail])
-    return float(low), float(high)
+    low, high = map(float, np.percentile(values, [tail, 100 - tail]))
+    return low, high
 
 
 @dataclass(frozen=True)

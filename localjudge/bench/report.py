@@ -91,7 +91,8 @@ def summary_table(report: BenchReport) -> list[dict[str, str]]:
             "benchmark": r.benchmark, "scorer": r.scorer, "scored": f"{r.scored}/{r.rows}",
             "judge AUC": fmt(judge[JUDGE].auc) if JUDGE in judge else "n/a",
             "prob AUC": fmt(judge[JUDGE_PROB].auc) if JUDGE_PROB in judge else "n/a",
-            "best baseline (AUC)": f"{best.name} ({best.auc.value:.2f})" if best and best.auc.value is not None else "-",
+            "best baseline (AUC)": (f"{best.name} ({best.auc.value:.2f})"
+                                    if best and best.auc.value is not None else "-"),
             "beats baselines? (judge / prob)": " / ".join(
                 judge[name].beats_baselines or "n/a" if name in judge else "n/a" for name in (JUDGE, JUDGE_PROB)),
         })
@@ -220,7 +221,8 @@ def plot_histograms(result: BenchResult, path: Path) -> bool:
         ax = fig.add_subplot(1, len(names), k + 1)
         scores, labels = result.series[name]
         for label, colour in ((0, "tab:blue"), (1, "tab:red")):
-            ax.hist([s for s, y in zip(scores, labels) if y == label], bins=bins, alpha=0.55, color=colour,
+            ax.hist([s for s, y in zip(scores, labels, strict=True) if y == label], bins=bins, alpha=0.55,
+                    color=colour,
                     label=f"label {label}" + (f" ({result.positive_means})" if label else ""))
         ax.axvline(THRESHOLD, color="grey", linestyle=":")
         ax.set(xlabel=f"{name} (fraction of scale)", ylabel="rows", title=f"{result.benchmark}: {name}")

@@ -25,7 +25,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Union
+from typing import TYPE_CHECKING, Any
 
 from localjudge.bench.data import Benchmark, load_benchmark, select_benchmarks
 from localjudge.bench.metrics import (
@@ -97,9 +97,9 @@ def measure(series: Series, baselines: dict[str, dict[int, float]], judged: dict
     return table
 
 
-def bench_one(judge: Judge, bench: Benchmark, dataset: "Dataset", labels: list[int], *, batch_size: int = 8,
+def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int], *, batch_size: int = 8,
               n_boot: int = 1000, seed: int = 0, store_dir: Path | None = None,
-              progress: Callable[[str, int], None] | None = None) -> tuple[BenchResult, "Dataset"]:
+              progress: Callable[[str, int], None] | None = None) -> tuple[BenchResult, Dataset]:
     """Score one benchmark's rows (from `load_benchmark`) and measure them against `labels`.
 
     Returns:
@@ -185,7 +185,7 @@ def _notes(positive: str, rows: int, unscored: int, judged: dict[str, list[int]]
     return notes
 
 
-def run_bench(judge: Judge, benchmarks: Sequence[Union[str, Benchmark]] | None = None, *,
+def run_bench(judge: Judge, benchmarks: Sequence[str | Benchmark] | None = None, *,
               scorers: Sequence[str] | None = None, limit: int | None = None, batch_size: int = 8,
               out_dir: str | Path | None = None, n_boot: int = 1000, seed: int = 0, resume: bool = True,
               html: bool = True, progress: Callable[[str, int], None] | None = None) -> BenchReport:

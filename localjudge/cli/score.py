@@ -134,7 +134,8 @@ def add_score_parser(sub: Any) -> None:
     score.add_argument("--batch-size", type=int, default=8, help="rows per judge call (default: 8)")
     score.add_argument("--scale", type=float, default=1.0, help="scores lie in [0, scale] (default: 1)")
     score.add_argument("--limit", type=int, default=None, help="score only the first N rows")
-    score.add_argument("--no-resume", action="store_true", help="do not read or write OUT.progress/ (a data-parallel run exchanges its ranks' rows "
+    score.add_argument("--no-resume", action="store_true",
+                       help="do not read or write OUT.progress/ (a data-parallel run exchanges its ranks' rows "
                             "through OUT.ranks/, removed at the end)")
     add_column_flags(score)
     score.set_defaults(func=run_score)

@@ -28,7 +28,8 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
                        help="local model directory (safetensors) or .gguf file; never downloaded")
     group.add_argument("--device-map", default=None,
                        help='"cpu", "cuda", "auto" (shard over GPUs via accelerate); default: GPU if any')
-    group.add_argument("--dtype", default="auto", help='"auto" (float32 on CPU, the checkpoint\'s dtype on GPU), "bfloat16", ...')
+    group.add_argument("--dtype", default="auto",
+                       help='"auto" (float32 on CPU, the checkpoint\'s dtype on GPU), "bfloat16", ...')
     group.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     group.add_argument("--max-context", type=int, default=None, metavar="TOKENS",
                        help="longest prompt + answer to run (default: the model's declared length; "
@@ -74,7 +75,7 @@ def set_threads(threads: int | None) -> None:
         torch.set_num_threads(threads)
 
 
-def build_judge(args: argparse.Namespace, device_map: Any = None) -> "TransformersJudge":
+def build_judge(args: argparse.Namespace, device_map: Any = None) -> TransformersJudge:
     """The judge of the model flags (loads the model: torch, transformers)."""
     from localjudge.transformers_judge import TransformersJudge  # heavy: only when a model is needed
 

@@ -44,7 +44,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
             import tomllib  # Python 3.11+
         except ImportError:
             try:
-                import tomli as tomllib  # type: ignore[no-redef]  # the same parser, for 3.10
+                import tomli as tomllib  # the same parser, for 3.10
             except ImportError:
                 raise ValueError(
                     f"{p.name}: reading TOML needs Python 3.11+ or `pip install tomli`; or write the config as YAML"
@@ -109,7 +109,8 @@ def run_sweep(args: argparse.Namespace) -> int:
                 scorer = get_scorer_factory(name)(judge, scale=scale)
                 bars = Bars(len(dataset), not args.quiet)
                 try:
-                    result = evaluate(dataset, [scorer], batch_size=int(data.get("batch_size", config.get("batch_size", 8))),
+                    batch_size = int(data.get("batch_size", config.get("batch_size", 8)))
+                    result = evaluate(dataset, [scorer], batch_size=batch_size,
                                       columns=columns, store=ResultStore(f"{out}.progress"), progress=bars)
                 finally:
                     bars.close()

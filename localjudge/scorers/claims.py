@@ -18,16 +18,16 @@ from pydantic import BaseModel, Field
 from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE, block, numbered
 from localjudge.runs import Sample
-from localjudge.schemas import MAX_ITEMS, STATEMENT_CHARS, Strict, exactly, text
+from localjudge.schemas import MAX_ITEMS, StatementText, Strict, exactly
 from localjudge.scorer import Scorer, check_scale, create_scorer
-from localjudge.steps import ContextArg, JudgeStep, Results, Shortcut, UnscorableError
 from localjudge.scorers.verdicts import mean_label_prob, reason_step, verdict_lines
+from localjudge.steps import ContextArg, JudgeStep, Results, Shortcut, UnscorableError
 
 
 class Claims(Strict):
     """Claims extracted from the output (at most MAX_ITEMS)."""
 
-    claims: Annotated[list[text(STATEMENT_CHARS)], Field(max_length=MAX_ITEMS)]  # type: ignore[valid-type]
+    claims: Annotated[list[StatementText], Field(max_length=MAX_ITEMS)]
 
 CLAIMS_SYSTEM = f"""You list the claims a text makes.
 A claim is one statement of fact or speculation, rewritten as a short sentence that stands on its own.
@@ -101,7 +101,7 @@ def attach_claims(key: str) -> Any:
         claims, verdicts = claims_of(results), parsed["verdicts"]
         if len(verdicts) != len(claims):
             raise UnscorableError(f"judge gave {len(verdicts)} verdicts for {len(claims)} claims")
-        return {"verdicts": [{key: c, **v} for c, v in zip(claims, verdicts)]}
+        return {"verdicts": [{key: c, **v} for c, v in zip(claims, verdicts, strict=True)]}
 
     return finish
 
@@ -129,7 +129,7 @@ def claim_verdict_scorer(
     verdict: type[BaseModel],
     verdicts: type[BaseModel],
     instructions: str,
-    example: "ClaimExample",
+    example: ClaimExample,
     subject: str,
     counted: str,
     meaning: str,

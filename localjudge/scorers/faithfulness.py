@@ -16,7 +16,7 @@ from typing import Any, Literal
 from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE
 from localjudge.runs import tool_result_context
-from localjudge.schemas import REASON_CHARS, Strict, text
+from localjudge.schemas import ReasonText, Strict
 from localjudge.scorer import Scorer
 from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.steps import ContextArg
@@ -26,7 +26,7 @@ VERSION = "faithfulness-v3"
 
 class FaithfulnessVerdict(Strict):
     verdict: Literal["yes", "no", "unsure"]
-    reason: text(REASON_CHARS)  # type: ignore[valid-type]
+    reason: ReasonText
 
 
 class FaithfulnessVerdicts(Strict):
@@ -44,7 +44,8 @@ Do not use your own knowledge. Give exactly one verdict per claim, in the claims
 EXAMPLE = ClaimExample(
     question="Who was Ada Lovelace?",
     context="Ada Lovelace wrote the first published computer program, for Babbage's Analytical Engine, in 1843.",
-    claims=["Ada Lovelace wrote a program for the Analytical Engine.", "She wrote it in 1853.", "She had two children."],
+    claims=["Ada Lovelace wrote a program for the Analytical Engine.", "She wrote it in 1853.",
+            "She had two children."],
     answer='{"verdicts":[{"verdict":"yes","reason":"Stated."},{"verdict":"no","reason":"1843, not 1853."},'
            '{"verdict":"unsure","reason":"Children are not mentioned."}]}',
     reason="One of the three claims is supported: the context says she wrote the program for the Analytical "

@@ -13,7 +13,7 @@ from typing import Any, Literal
 
 from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE
-from localjudge.schemas import REASON_CHARS, Strict, text
+from localjudge.schemas import ReasonText, Strict
 from localjudge.scorer import Scorer
 from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.steps import ContextArg
@@ -23,7 +23,7 @@ VERSION = "hallucination-v3"
 
 class HallucinationVerdict(Strict):
     verdict: Literal["yes", "no"]
-    reason: text(REASON_CHARS)  # type: ignore[valid-type]
+    reason: ReasonText
 
 
 class HallucinationVerdicts(Strict):
