@@ -95,3 +95,25 @@ def test_out_of_memory_in_the_backend_is_the_library_error(real_judge, monkeypat
         toxicity_scorer(real_judge).run_batch(RUNS[:2])
     results, summary = score_runs(RUNS[:2], [toxicity_scorer(real_judge)], batch_size=2)
     assert summary["toxicity"].oom_backoffs == 1 and [r.scored for r in results["toxicity"]] == [True, True]
+
+
+def test_building_a_judge_leaves_the_callers_objects_and_torch_alone(real_judge, model_dir) -> None:
+    """The constructor copies the tokenizer it pads (left, EOS as pad) and sets no torch
+    thread count: loading and wrapping change nothing the caller holds."""
+    import torch
+    from transformers import AutoTokenizer
+
+    from localjudge.transformers_judge import TransformersJudge
+
+    tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
+    tokenizer.padding_side = "right"
+    tokenizer.pad_token = None
+    threads = torch.get_num_threads()
+    judge = TransformersJudge(real_judge.model, tokenizer, identity="wrapped")
+    assert (tokenizer.padding_side, tokenizer.pad_token) == ("right", None)
+    assert (judge.tokenizer.padding_side, judge.tokenizer.pad_token) == ("left", tokenizer.eos_token)
+    TransformersJudge.load(model_dir, dtype="float32")
+    assert torch.get_num_threads() == threads
+    assert judge.identity == "wrapped:torch.float32:greedy"
+    with pytest.raises(TypeError, match="TransformersJudge.load"):
+        TransformersJudge(str(model_dir), tokenizer, identity="x")

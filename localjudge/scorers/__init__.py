@@ -1,4 +1,9 @@
-"""The scorers, one file each, and the registry that names them for the CLI and `evaluate`."""
+"""The scorers, one file each, and the registry that names them for the CLI, `bench` and sweeps.
+
+A new scorer is one file here plus one line in `SCORERS` (or, from outside the package, one
+`register_scorer` call): everything else (CLI flags, benchmarks, baselines, reports) reads the
+scorer's own facts (`positive`, `higher_is_better`, `shown_fields`, `needs_context`).
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,14 @@ SCORERS: dict[str, Callable[..., Scorer]] = {
 }
 
 
+def register_scorer(name: str, factory: Callable[..., Scorer]) -> None:
+    """Make a scorer factory (``factory(judge, scale=...) -> Scorer``) known by `name` to the CLI,
+    `bench` and sweeps; a name already taken is an error."""
+    if name in SCORERS:
+        raise ValueError(f"a scorer named {name!r} is already registered")
+    SCORERS[name] = factory
+
+
 def get_scorer_factory(name: str) -> Callable[..., Scorer]:
     """The factory registered under `name`; a clear error for unknown names."""
     try:
@@ -24,4 +37,5 @@ def get_scorer_factory(name: str) -> Callable[..., Scorer]:
         raise ValueError(f"unknown scorer {name!r}; known scorers: {', '.join(sorted(SCORERS))}") from None
 
 
-__all__ = ["SCORERS", "faithfulness_scorer", "get_scorer_factory", "hallucination_scorer", "toxicity_scorer"]
+__all__ = ["SCORERS", "faithfulness_scorer", "get_scorer_factory", "hallucination_scorer", "register_scorer",
+           "toxicity_scorer"]
