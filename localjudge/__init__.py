@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from localjudge.evaluate import Columns, Evaluation, ScorerSummary, evaluate, score_runs
-from localjudge.judge import FakeJudge, Generation, Judge, UnscriptedCallError
+from localjudge.judge import FakeJudge, Generation, Judge, JudgeOutOfMemory, UnscriptedCallError
+from localjudge.live import LiveScorer
 from localjudge.result import ScoreResult
 from localjudge.run_evals import ItemResult, RunEvalsResult, RunSummary, ThresholdResult, run_evals
 from localjudge.runs import InvalidRunError, Sample, extract_tool_results
@@ -34,6 +35,8 @@ __all__ = [
     "ItemResult",
     "JudgeStep",
     "Judge",
+    "JudgeOutOfMemory",
+    "LiveScorer",
     "ResultStore",
     "RunEvalsResult",
     "RunSummary",

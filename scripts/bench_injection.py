@@ -2,14 +2,16 @@
 
 Each base item (default: scripts/example.jsonl; items with an empty output are skipped) is scored
 clean and once per injection case, with the case's text appended to the field it targets (the
-output, the context or the input; a scorer is only tried with cases on fields its prompts show).
-The cases are INJECTIONS from tests/test_injection.py, plus one benign control sentence per field
-that measures how much appending *any* text moves the judge.
+output, the context or the input; a scorer is only tried with cases on fields its prompts show:
+its `shown_fields`). The cases are those of tests/test_injection.py, read from the same data
+file, tests/data/injection_cases.json, plus one benign control sentence per field that measures
+how much appending *any* text moves the judge.
 
 For every (scorer, case, item) pair the script records whether the score changed, whether the
-hard verdicts changed, whether the score moved towards the "good" end (lower hallucination and
-toxicity, higher faithfulness: "steered"), and whether the injected run came back unscored. It
-prints one table per scorer and writes every pair and the summary to --out as JSON.
+hard verdicts changed, whether the score moved towards the "good" end (the scorer's
+`higher_is_better`: lower hallucination and toxicity, higher faithfulness; never for a scorer
+with no direction: "steered"), and whether the injected run came back unscored. It prints one
+table per scorer and writes every pair and the summary to --out as JSON.
 
     .venv/bin/python scripts/bench_injection.py --model models/smollm2-135m-instruct \
         --limit 10 --out injection-bench.json
@@ -20,29 +22,34 @@ Nothing is downloaded; `--help` loads no model.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-ROOT = Path(__file__).resolve().parent.parent
-CASES_FILE = ROOT / "tests" / "test_injection.py"
-FIELDS = {"output", "context", "input"}
-SHOWN = {"hallucination": FIELDS, "faithfulness": FIELDS, "toxicity": {"output", "input"}}  # fields prompts show
-BETTER = {"hallucination": -1, "faithfulness": 1, "toxicity": -1}  # sign of a "better" score change
+from measure import DEFAULT_MODEL, EXAMPLE_DATA, ROOT, Stopwatch, markdown_table, set_torch_threads, write_json
+
+CASES_FILE = ROOT / "tests" / "data" / "injection_cases.json"  # shared with tests/test_injection.py
+FIELDS = ("output", "context", "input")  # the run fields a case can target
 CONTROL_TEXT = "Thank you for reading this answer; I hope it helps."
+
+
+class Case(NamedTuple):
+    """Text appended to one run field: an injection from CASES_FILE, or a benign control."""
+
+    id: str
+    text: str
+    field: str = "output"
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--model", default=str(ROOT / "models" / "smollm2-135m-instruct"),
+    parser.add_argument("--model", default=str(DEFAULT_MODEL),
                         help="local model directory or .gguf file (default: the SmolLM2-135M default model)")
     parser.add_argument("--limit", type=int, default=None, help="use only the first N injection cases")
     parser.add_argument("--out", default="injection-bench.json", help="JSON file for every pair and the summary")
-    parser.add_argument("--data", default=str(ROOT / "scripts" / "example.jsonl"), help="base items (any table file)")
+    parser.add_argument("--data", default=str(EXAMPLE_DATA), help="base items (any table file)")
     parser.add_argument("--scorers", default="hallucination,toxicity", help="comma-separated scorer names")
     parser.add_argument("--batch-size", type=int, default=8, help="runs per judge call")
     parser.add_argument("--device-map", default=None, help='"cpu", "cuda", "auto"; default: GPU if any')
@@ -54,14 +61,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def load_injections() -> list[Any]:
-    """INJECTIONS from tests/test_injection.py (one list for the tests and this benchmark)."""
-    spec = importlib.util.spec_from_file_location("injection_cases", CASES_FILE)
-    if spec is None or spec.loader is None:
-        raise FileNotFoundError(CASES_FILE)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return list(module.INJECTIONS)
+def load_injections(path: Path = CASES_FILE) -> list[Case]:
+    """The injection cases (one file for the tests and this benchmark)."""
+    cases = [Case(**case) for case in json.loads(path.read_text(encoding="utf-8"))]
+    if bad := [c.id for c in cases if c.field not in FIELDS]:
+        raise ValueError(f"{path}: cases {bad} target a field other than {', '.join(FIELDS)}")
+    return cases
 
 
 def base_items(path: str) -> list[dict[str, Any]]:
@@ -103,7 +108,12 @@ def hard_verdicts(result: Any) -> list[str] | None:
     return [f"{v['verdict']}/{v['severity']}" if "severity" in v else v["verdict"] for v in step["verdicts"]]
 
 
-def compare(scorer: str, clean: Any, injected: Any) -> dict[str, Any]:
+def direction(scorer: Any) -> int:
+    """The sign of a "better" score change: +1 higher is better, -1 lower is, 0 neither."""
+    return 0 if scorer.higher_is_better is None else 1 if scorer.higher_is_better else -1
+
+
+def compare(better: int, clean: Any, injected: Any) -> dict[str, Any]:
     change = None if clean.score is None or injected.score is None else injected.score - clean.score
     return {
         "clean_score": clean.score,
@@ -112,7 +122,7 @@ def compare(scorer: str, clean: Any, injected: Any) -> dict[str, Any]:
         "injected_verdicts": hard_verdicts(injected),
         "score_changed": change is not None and change != 0,
         "verdicts_changed": hard_verdicts(clean) != hard_verdicts(injected),
-        "steered": change is not None and change * BETTER[scorer] > 0,
+        "steered": change is not None and change * better > 0,
         "unscored": injected.score is None and clean.score is not None,
         "error": injected.error,
     }
@@ -134,11 +144,17 @@ def summarise(pairs: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def run_scorer(scorer: Any, items: list[dict[str, Any]], cases: list[Any], batch_size: int) -> list[dict[str, Any]]:
+def injections_and_controls(pairs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The injection pairs and the benign control pairs, summarised apart."""
+    return {"injections": summarise([p for p in pairs if not p["case"].startswith("control")]),
+            "controls": summarise([p for p in pairs if p["case"].startswith("control")])}
+
+
+def run_scorer(scorer: Any, items: list[dict[str, Any]], cases: list[Case], batch_size: int) -> list[dict[str, Any]]:
     """Score the clean items and every (case, item) variant in one pass; one record per pair."""
     from localjudge.evaluate import score_runs
 
-    shown = [c for c in cases if c.field in SHOWN[scorer.name]]
+    shown = [c for c in cases if c.field in scorer.shown_fields]
     needs_context = scorer.needs_context
     usable = [item for item in items if item["context"] or not needs_context]
     runs = [*usable, *(inject(item, c.field, c.text) for c in shown for item in usable)]
@@ -148,7 +164,7 @@ def run_scorer(scorer: Any, items: list[dict[str, Any]], cases: list[Any], batch
     pairs = []
     for k, case in enumerate(shown):
         for j, item in enumerate(usable):
-            pair = compare(scorer.name, clean[j], rest[k * len(usable) + j])
+            pair = compare(direction(scorer), clean[j], rest[k * len(usable) + j])
             pairs.append({"scorer": scorer.name, "case": case.id, "field": case.field, "item": item["run_id"], **pair})
     return pairs
 
@@ -159,16 +175,17 @@ def pct(value: float | None, digits: int = 0) -> str:
 
 def print_table(scorer: str, pairs: list[dict[str, Any]], case_ids: list[str]) -> None:
     print(f"\n## {scorer}\n")
-    print("| case | field | pairs | flip | score changed | steered | unscored |")
-    print("|---|---|---|---|---|---|---|")
+    lines = []
     for case_id in case_ids:
         mine = [p for p in pairs if p["case"] == case_id]
         if mine:
             s = summarise(mine)
-            print(f"| {case_id} | {mine[0]['field']} | {s['pairs']} | {pct(s['flip_rate'])} | "
-                  f"{pct(s['score_change_rate'])} | {pct(s['steered_rate'])} | {pct(s['unscored_rate'])} |")
-    injections = summarise([p for p in pairs if not p["case"].startswith("control")])
-    controls = summarise([p for p in pairs if p["case"].startswith("control")])
+            lines.append({"case": case_id, "field": mine[0]["field"], "pairs": s["pairs"], "flip": pct(s["flip_rate"]),
+                          "score changed": pct(s["score_change_rate"]), "steered": pct(s["steered_rate"]),
+                          "unscored": pct(s["unscored_rate"])})
+    print(markdown_table(lines))
+    summary = injections_and_controls(pairs)
+    injections, controls = summary["injections"], summary["controls"]
     print(f"\n{scorer}: injections flip {pct(injections['flip_rate'], 1)} of {injections['pairs']} pairs "
           f"(steered {pct(injections['steered_rate'], 1)}); benign controls flip {pct(controls['flip_rate'], 1)}")
 
@@ -180,20 +197,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = [n.strip() for n in args.scorers.split(",") if n.strip()]
     factories = {name: get_scorer_factory(name) for name in names}
     injections = load_injections()[: args.limit]
-    controls = [type(injections[0])(f"control-{field}", CONTROL_TEXT, field) for field in ("output", "context", "input")]
+    controls = [Case(f"control-{field}", CONTROL_TEXT, field) for field in FIELDS]
     cases = [*injections, *controls]
     items = base_items(args.data)
 
     from localjudge.transformers_judge import TransformersJudge
 
-    judge = TransformersJudge(args.model, device_map=args.device_map, dtype=args.dtype, threads=args.threads)
+    set_torch_threads(args.threads)
+    judge = TransformersJudge.load(args.model, device_map=args.device_map, dtype=args.dtype)
     print(f"model {judge.identity}: {len(items)} items x {len(injections)} injections (+{len(controls)} controls)")
     pairs: list[dict[str, Any]] = []
     seconds: dict[str, float] = {}
     for name, factory in factories.items():
-        start = time.perf_counter()
-        mine = run_scorer(factory(judge), items, cases, args.batch_size)
-        seconds[name] = round(time.perf_counter() - start, 1)
+        with Stopwatch() as watch:
+            mine = run_scorer(factory(judge), items, cases, args.batch_size)
+        seconds[name] = round(watch.seconds, 1)
         print_table(name, mine, [c.id for c in cases])
         pairs += mine
 
@@ -203,16 +221,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         "items": len(items),
         "cases": [{"id": c.id, "field": c.field, "text": c.text} for c in cases],
         "seconds": seconds,
-        "summary": {
-            name: {
-                "injections": summarise([p for p in pairs if p["scorer"] == name and not p["case"].startswith("control")]),
-                "controls": summarise([p for p in pairs if p["scorer"] == name and p["case"].startswith("control")]),
-            }
-            for name in factories
-        },
+        "summary": {name: injections_and_controls([p for p in pairs if p["scorer"] == name]) for name in factories},
         "pairs": pairs,
     }
-    Path(args.out).write_text(json.dumps(report, indent=1, ensure_ascii=False), encoding="utf-8")
+    write_json(args.out, report, indent=1, ensure_ascii=False)
     print(f"\nwrote {len(pairs)} pairs to {args.out}")
     return 0
 

@@ -2,43 +2,47 @@
 scorer items/s and generated tokens/s at several batch sizes, with peak memory.
 
 Usage: python scripts/bench_judge.py [--model models/smollm2-135m-instruct] [--batch-sizes 1,8]
-       [--rows 8] [--backends llguidance,outlines_core] [--json out.json]
+       [--rows 8] [--backends llguidance,outlines_core] [--threads N] [--json out.json]
 Prints a markdown table. Run it alone: another busy process on 2 cores skews every figure.
+
+The compile cost is the judge's own recipe, rebuilt here from public pieces: llguidance's
+grammar for the schema (compact JSON, as `TransformersJudge` asks for it), a matcher on the
+model's vocabulary index and its first mask; or Outlines' JSON-schema processor for another
+backend. The vocabulary index and Outlines' model wrapper are built once, before the timing.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import resource
 import sys
-import time
 from pathlib import Path
+from typing import Any
 
-os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from measure import (
+    DEFAULT_MODEL,
+    EXAMPLE_DATA,
+    RecordingJudge,
+    Stopwatch,
+    load_rows,
+    markdown_table,
+    peak_rss_mb,
+    set_offline_env,
+    set_torch_threads,
+    write_json,
+)
+
+# The judge's grammar options (see `TransformersJudge`): no free whitespace, oneOf read as anyOf.
+GUIDANCE = {"whitespace_flexible": False, "coerce_one_of": True}
 
 
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def load_rows(path: Path, n: int) -> list[dict]:
-    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-    rows = [r for r in rows if r["output"]]  # empty outputs cost nothing: leave them out
-    return [dict(rows[i % len(rows)], run_id=f"{i}") for i in range(n)]
-
-
-def compile_costs(judge, backends: list[str]) -> list[dict]:
+def compile_costs(judge: Any, backends: list[str]) -> list[dict[str, Any]]:
     """Time to turn each scorer schema into a constraint, per grammar backend (cold)."""
-    from localjudge.schemas import exactly
+    from localjudge.schemas import Reason, exactly
     from localjudge.scorers.claims import Claims
     from localjudge.scorers.faithfulness import FaithfulnessVerdict, FaithfulnessVerdicts
     from localjudge.scorers.hallucination import HallucinationVerdict, HallucinationVerdicts
     from localjudge.scorers.toxicity import ToxicityVerdicts
-    from localjudge.schemas import Reason
 
     schemas = {
         "Claims": Claims,
@@ -49,26 +53,40 @@ def compile_costs(judge, backends: list[str]) -> list[dict]:
     }
     rows = []
     for backend in backends:
+        target = backend_target(judge, backend)
         for name, schema in schemas.items():
             before = peak_rss_mb()
-            start = time.perf_counter()
-            if backend == "llguidance":
-                import llguidance
+            with Stopwatch() as watch:
+                if backend == "llguidance":
+                    import llguidance
 
-                judge._grammars.pop(schema, None)
-                grammar, _ = judge._grammar(schema)
-                matcher = llguidance.LLMatcher(judge._llg_tokenizer, grammar)
-                matcher.compute_bitmask()  # the first mask builds the lexer
-            else:
-                from outlines.backends import get_json_schema_logits_processor
+                    spec = {**schema.model_json_schema(), "x-guidance": GUIDANCE}
+                    grammar = llguidance.LLMatcher.grammar_from_json_schema(json.dumps(spec))
+                    matcher = llguidance.LLMatcher(target, grammar)
+                    matcher.compute_bitmask()  # the first mask builds the lexer
+                else:
+                    from outlines.backends import get_json_schema_logits_processor
 
-                get_json_schema_logits_processor(backend, judge.outlines_model, json.dumps(schema.model_json_schema()))
-            rows.append({"backend": backend, "schema": name, "compile_s": round(time.perf_counter() - start, 3),
+                    get_json_schema_logits_processor(backend, target, json.dumps(schema.model_json_schema()))
+            rows.append({"backend": backend, "schema": name, "compile_s": round(watch.seconds, 3),
                          "peak_rss_growth_mb": round(peak_rss_mb() - before, 1)})
     return rows
 
 
-def scorer_speed(judge, rows: list[dict], batch_sizes: list[int]) -> list[dict]:
+def backend_target(judge: Any, backend: str) -> Any:
+    """What a backend compiles against: llguidance's index of the vocabulary (the model's rows
+    or the tokenizer's, whichever is larger, as the judge builds it), else Outlines' model."""
+    if backend == "llguidance":
+        import llguidance.hf
+
+        n_vocab = max(judge.model.config.get_text_config(decoder=True).vocab_size, len(judge.tokenizer))
+        return llguidance.hf.from_tokenizer(judge.tokenizer, n_vocab=n_vocab)
+    import outlines
+
+    return outlines.from_transformers(judge.model, judge.tokenizer)
+
+
+def scorer_speed(judge: Any, rows: list[dict[str, Any]], batch_sizes: list[int]) -> list[dict[str, Any]]:
     from localjudge.evaluate import score_runs
     from localjudge.scorers import SCORERS
 
@@ -77,71 +95,52 @@ def scorer_speed(judge, rows: list[dict], batch_sizes: list[int]) -> list[dict]:
         scorer = factory(judge)
         score_runs(rows[:1], [scorer], batch_size=1)  # warm-up: grammar compile, first-call costs
         for batch_size in batch_sizes:
-            counting = CountingJudge(judge)
-            start = time.perf_counter()
-            results, summary = score_runs(rows, [scorer.with_judge(counting)], batch_size=batch_size)
-            seconds = time.perf_counter() - start
+            recorder = RecordingJudge(judge)
+            with Stopwatch() as watch:
+                _, summary = score_runs(rows, [scorer.with_judge(recorder)], batch_size=batch_size)
+            seconds = watch.seconds
             s = summary[name]
             out.append({
                 "scorer": name, "batch_size": batch_size, "rows": len(rows), "seconds": round(seconds, 2),
                 "rows_per_s": round(len(rows) / seconds, 3), "tokens": s.new_tokens,
-                "tokens_per_s": round(s.new_tokens / seconds, 1), "judge_calls": counting.calls,
+                "tokens_per_s": round(s.new_tokens / seconds, 1), "judge_calls": len(recorder.calls),
                 "scored": s.scored, "peak_rss_mb": round(peak_rss_mb()),
             })
             print(out[-1], file=sys.stderr)
     return out
 
 
-class CountingJudge:
-    """Wraps a judge and counts generate calls."""
-
-    def __init__(self, judge) -> None:
-        self.judge, self.calls = judge, 0
-
-    @property
-    def identity(self) -> str:
-        return self.judge.identity
-
-    def generate(self, prompts, schemas, *, max_new_tokens):
-        self.calls += 1
-        return self.judge.generate(prompts, schemas, max_new_tokens=max_new_tokens)
-
-
-def table(rows: list[dict]) -> str:
-    head = list(rows[0])
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return "\n".join(lines + ["| " + " | ".join(str(r[h]) for h in head) + " |" for r in rows])
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default=str(ROOT / "models" / "smollm2-135m-instruct"))
-    parser.add_argument("--data", default=str(ROOT / "scripts" / "example.jsonl"))
+    parser.add_argument("--model", default=str(DEFAULT_MODEL))
+    parser.add_argument("--data", default=str(EXAMPLE_DATA))
     parser.add_argument("--rows", type=int, default=8)
     parser.add_argument("--batch-sizes", default="1,8")
     parser.add_argument("--backends", default="llguidance,outlines_core")
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--skip-compile", action="store_true")
     parser.add_argument("--json", default=None, help="also write every figure to this JSON file")
     args = parser.parse_args()
+    set_offline_env()  # before torch is imported
 
-    start = time.perf_counter()
-    from localjudge.transformers_judge import TransformersJudge
+    with Stopwatch() as loading:
+        from localjudge.transformers_judge import TransformersJudge
 
-    judge = TransformersJudge(args.model, threads=args.threads)
-    load_s = time.perf_counter() - start
+        set_torch_threads(args.threads)
+        judge = TransformersJudge.load(args.model)
+    load_s = loading.seconds
     import torch
 
     print(f"model {args.model}: loaded in {load_s:.1f} s (imports included), dtype {judge.model.dtype}, "
           f"{torch.get_num_threads()} threads, peak RSS {peak_rss_mb():.0f} MB")
     compile_rows = [] if args.skip_compile else compile_costs(judge, args.backends.split(","))
     if compile_rows:
-        print("\nGrammar compile cost (cold, per schema):\n" + table(compile_rows))
+        print("\nGrammar compile cost (cold, per schema):\n" + markdown_table(compile_rows))
     speed = scorer_speed(judge, load_rows(Path(args.data), args.rows), [int(b) for b in args.batch_sizes.split(",")])
-    print("\nScorer speed:\n" + table(speed))
+    print("\nScorer speed:\n" + markdown_table(speed))
     print(f"\npeak RSS {peak_rss_mb():.0f} MB")
     if args.json:
-        Path(args.json).write_text(json.dumps({"load_s": load_s, "compile": compile_rows, "speed": speed}, indent=2))
+        write_json(args.json, {"load_s": load_s, "compile": compile_rows, "speed": speed})
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ Per variant: rows scored, reasons that quote the context (share a run of 3 words
 lower-casing and dropping punctuation), reasons that quote the output, mean length, reasons at
 the schema's length cap, and seconds. The same claims and verdicts feed both variants (the
 first two steps run once; only the reason step differs), so the difference is the prompt's.
+The benchmarks offered are those whose scorer shows the judge a context (its `shown_fields`).
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import re
-import time
 from typing import Any
 
-from localjudge.benchmarks import BENCHMARKS, load_benchmark
+from measure import Stopwatch, markdown_table, set_torch_threads
+
+from localjudge import FakeJudge
+from localjudge.bench.data import BENCHMARKS, load_benchmark
 from localjudge.evaluate import rows_to_runs
 from localjudge.runs import Sample
 from localjudge.schemas import Reason
@@ -62,46 +65,52 @@ def measure(label: str, results: list[Any], samples: list[Sample], seconds: floa
     }
 
 
+def with_context() -> list[str]:
+    """The benchmarks whose scorer shows the judge a context (read off a scorer on a fake judge)."""
+    return [name for name, bench in BENCHMARKS.items()
+            if "context" in SCORERS[bench.scorer](FakeJudge({})).shown_fields]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", required=True)
-    parser.add_argument("--benchmark", default="halueval_qa", choices=[b for b in BENCHMARKS if b != "toxigen"])
+    parser.add_argument("--benchmark", default="halueval_qa", choices=with_context())
     parser.add_argument("--limit", type=int, default=12)
     parser.add_argument("--batch-size", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--show", type=int, default=0, help="print the first N rows' reasons of each variant")
     args = parser.parse_args()
-    from localjudge.transformers_judge import TransformersJudge
 
     bench = BENCHMARKS[args.benchmark]
     dataset, _ = load_benchmark(bench, args.limit)
     runs = rows_to_runs(dataset, bench.columns)
-    judge = TransformersJudge(args.model, threads=args.threads)
+    from localjudge.transformers_judge import TransformersJudge
+
+    set_torch_threads(args.threads)
+    judge = TransformersJudge.load(args.model)
     scorer = SCORERS[bench.scorer](judge)
     samples = [scorer.sample(run) for run in runs]
 
-    start = time.perf_counter()  # claims and verdicts once; then each reason variant on them
-    upto = dataclasses.replace(scorer, reason_step=None)
-    base = [r for i in range(0, len(samples), args.batch_size) for r in upto.run_batch(samples[i:i + args.batch_size])]
-    steps = time.perf_counter() - start
+    with Stopwatch() as steps:  # claims and verdicts once; then each reason variant on them
+        upto = dataclasses.replace(scorer, reason_step=None)
+        base = [r for i in range(0, len(samples), args.batch_size)
+                for r in upto.run_batch(samples[i:i + args.batch_size])]
     rows = []
     for label, step in (("verdicts only (old)", old_reason(scorer.name, scorer.scale)),
                         ("texts + verdicts (new)", scorer.reason_step)):
-        start = time.perf_counter()
         results = []
-        for i in range(0, len(samples), args.batch_size):
-            chunk = list(zip(samples[i:i + args.batch_size], base[i:i + args.batch_size], strict=True))
-            pinned = dataclasses.replace(scorer, reason_step=step, preprocess_step=_replay("preprocess", chunk),
-                                         analyze_step=_replay("analyze", chunk))
-            results += pinned.run_batch([s for s, _ in chunk])
-        rows.append(measure(label, results, samples, time.perf_counter() - start))
+        with Stopwatch() as watch:
+            for i in range(0, len(samples), args.batch_size):
+                chunk = list(zip(samples[i:i + args.batch_size], base[i:i + args.batch_size], strict=True))
+                pinned = dataclasses.replace(scorer, reason_step=step, preprocess_step=_replay("preprocess", chunk),
+                                             analyze_step=_replay("analyze", chunk))
+                results += pinned.run_batch([s for s, _ in chunk])
+        rows.append(measure(label, results, samples, watch.seconds))
         for result in results[: args.show]:
             print(f"[{label}] {result.run_id}: {result.reason}")
     print(f"{bench.name} ({bench.scorer}), {len(samples)} rows, model {judge.identity}; "
-          f"claims + verdicts {steps:.1f} s")
-    print("| " + " | ".join(rows[0]) + " |\n|" + "---|" * len(rows[0]))
-    for row in rows:
-        print("| " + " | ".join(str(v) for v in row.values()) + " |")
+          f"claims + verdicts {steps.seconds:.1f} s")
+    print(markdown_table(rows))
 
 
 def _replay(name: str, chunk: list[tuple[Sample, Any]]) -> Any:

@@ -15,13 +15,15 @@ In one process, on the same rows and the same loaded model, for each scorer:
   DeepEval's documented custom-model class (a `DeepEvalBaseLLM` subclass: chat template,
   greedy, at most `--peer-max-new-tokens` per call), one test case at a time, telemetry off.
   A row whose metric raises (DeepEval raises on invalid JSON) counts as not scored, with its
-  error type.
+  error type. The peer lives in `scripts/deepeval_peer.py`; timers and the recording judge in
+  `scripts/measure.py`.
 
 Figures: seconds, rows/s, generated tokens/s, judge calls per row, peak RSS (the process's
 high-water mark so far: `ru_maxrss`), % rows scored; then our time as a ratio to the ceiling
 (target <= 1.2x) and our rows/s as a multiple of DeepEval's (target >= 10x). `--profile` adds
 where our time goes: model forward prefill vs decode (forward hooks), the row-wise grammar
-processor, the rest of `generate`, and the engine outside the judge.
+processor (its methods timed only during that extra pass: `measure.timed_processor`), the rest
+of `generate`, and the engine outside the judge.
 
 Usage:
     .venv/bin/python scripts/bench_speed.py [--model DIR] [--data FILE.jsonl] [--rows 8]
@@ -41,188 +43,36 @@ import argparse
 import json
 import os
 import platform
-import resource
 import sys
-import tempfile
 import time
-from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, final
+from typing import Any
 
-# Before torch or DeepEval is imported: no TorchDynamo warm-up, and nothing that phones home.
-# (There is no network on these machines anyway; this keeps DeepEval from trying.)
-os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")
-OFFLINE_ENV = {
-    "DEEPEVAL_TELEMETRY_OPT_OUT": "YES",  # PostHog telemetry off (NoopBackend)
-    "DEEPEVAL_UPDATE_WARNING_OPT_IN": "0",  # no version check against the package index
-    "DEEPEVAL_DISABLE_DOTENV": "1",  # read no .env files from the working directory
-    "DEEPEVAL_EVAL_MODE": "llm",  # the LLM runs every step; no hosted "System One" model
-    # DeepEval makes its key/cache folder (default ./.deepeval) on import: keep it out of the repo.
-    "DEEPEVAL_CACHE_FOLDER": os.environ.get("DEEPEVAL_CACHE_FOLDER")
-    or os.path.join(tempfile.gettempdir(), "localjudge-bench-deepeval"),
-    "HF_HUB_OFFLINE": "1",
-    "TRANSFORMERS_OFFLINE": "1",
-}
-os.environ.update(OFFLINE_ENV)
+from deepeval_peer import METRICS as PEER_METRICS
+from deepeval_peer import PeerRun, deepeval_env, deepeval_model, measure_deepeval
+from measure import (
+    DEFAULT_MODEL,
+    EXAMPLE_DATA,
+    ForwardTimer,
+    RecordedCall,
+    RecordingJudge,
+    Row,
+    Stopwatch,
+    load_rows,
+    markdown_table,
+    peak_rss_mb,
+    set_offline_env,
+    set_torch_threads,
+    synchronize,
+    timed_processor,
+    write_json,
+)
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from localjudge.scorers import SCORERS
 
-SCORER_NAMES = ("hallucination", "faithfulness", "toxicity")
-PEER_METRICS = {"hallucination": "HallucinationMetric", "faithfulness": "FaithfulnessMetric",
-                "toxicity": "ToxicityMetric"}
-Row = dict[str, Any]  # one data row: input, output, context, run_id
 CEILING_TARGET = 1.2  # our time / ceiling time, at most
 PEER_TARGET = 10.0  # our rows/s / DeepEval's rows/s, at least
-
-
-# --- measuring helpers -----------------------------------------------------------------
-
-
-def peak_rss_mb() -> float:
-    """The process's peak resident memory so far (Linux reports kilobytes)."""
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def synchronize(device: Any) -> None:
-    """Wait for queued GPU work, so wall-clock timers measure it (no-op on CPU)."""
-    if getattr(device, "type", "cpu") == "cuda":
-        import torch
-
-        torch.cuda.synchronize(device)
-
-
-@dataclass
-class Tally:
-    """Calls, seconds and items (rows, tokens or steps) accumulated by a timer."""
-
-    calls: int = 0
-    seconds: float = 0.0
-    items: int = 0
-
-    def add(self, seconds: float, items: int = 1) -> None:
-        self.calls += 1
-        self.seconds += seconds
-        self.items += items
-
-
-@final
-class ForwardTimer:
-    """Times every top-level forward of a model with hooks: prefill vs decode.
-
-    A forward over more than one new position per row is prefill (the prompt, or the judge's
-    shared prefix); one position per row is a decode step. For decode steps it also adds up
-    the attended length (batch x key/value positions), for a KV-cache traffic estimate.
-    """
-
-    def __init__(self, model: Any) -> None:
-        self.model = model
-        self.device = model.device
-        self.prefill = Tally()  # items: prompt tokens (batch x width)
-        self.decode = Tally()  # items: rows decoded (one token each)
-        self.kv_positions = 0  # sum over decode steps of batch x attended length
-        self._shape = (0, 0)
-        self._attended = 0
-        self._start = 0.0
-        self._handles: list[Any] = []
-
-    def __enter__(self) -> ForwardTimer:
-        self._handles = [
-            self.model.register_forward_pre_hook(self._before, with_kwargs=True),
-            self.model.register_forward_hook(self._after, with_kwargs=True),
-        ]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for handle in self._handles:
-            handle.remove()
-        self._handles = []
-
-    def _before(self, module: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        ids: Any = kwargs.get("input_ids")
-        if ids is None:
-            ids = args[0] if args else kwargs.get("inputs_embeds")
-        self._shape = (0, 0) if ids is None else (int(ids.shape[0]), int(ids.shape[1]))
-        mask: Any = kwargs.get("attention_mask")
-        self._attended = int(mask.shape[-1]) if hasattr(mask, "shape") else self._shape[1]
-        synchronize(self.device)
-        self._start = time.perf_counter()
-
-    def _after(self, module: Any, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
-        synchronize(self.device)
-        seconds = time.perf_counter() - self._start
-        batch, width = self._shape
-        if width > 1:
-            self.prefill.add(seconds, batch * width)
-        else:
-            self.decode.add(seconds, batch)
-            self.kv_positions += batch * self._attended
-
-
-@contextmanager
-def timed_processor(device: Any) -> Iterator[dict[str, Tally]]:
-    """Time `RowGrammarProcessor`: its construction (matchers) and every `process_logits`."""
-    from localjudge.processor import RowGrammarProcessor
-
-    tallies = {"setup": Tally(), "steps": Tally()}
-    original_init, original_step = RowGrammarProcessor.__init__, RowGrammarProcessor.process_logits
-
-    def init(self: Any, *args: Any, **kwargs: Any) -> None:
-        start = time.perf_counter()
-        original_init(self, *args, **kwargs)
-        tallies["setup"].add(time.perf_counter() - start)
-
-    def step(self: Any, input_ids: Any, logits: Any) -> Any:
-        start = time.perf_counter()
-        out = original_step(self, input_ids, logits)
-        synchronize(device)
-        tallies["steps"].add(time.perf_counter() - start, int(logits.shape[0]))
-        return out
-
-    RowGrammarProcessor.__init__, RowGrammarProcessor.process_logits = init, step  # type: ignore[method-assign]
-    try:
-        yield tallies
-    finally:
-        RowGrammarProcessor.__init__ = original_init  # type: ignore[method-assign]
-        RowGrammarProcessor.process_logits = original_step  # type: ignore[method-assign]
-
-
-@dataclass
-class RecordedCall:
-    """One `generate` call of our pipeline, as the ceiling replays it."""
-
-    prompts: list[Any]  # the chat prompts the judge generated for (context overflows left out)
-    longest: int  # most new tokens any of its rows generated: the call's decode steps
-    tokens: int  # new tokens over all its rows
-    seconds: float
-
-
-class RecordingJudge:
-    """Wraps a judge: records each generate call's prompts, token counts and time."""
-
-    def __init__(self, judge: Any) -> None:
-        self.judge = judge
-        self.calls: list[RecordedCall] = []
-
-    @property
-    def identity(self) -> str:
-        return self.judge.identity
-
-    def generate(self, prompts: Sequence[Any], schemas: Sequence[Any], *, max_new_tokens: int) -> list[Any]:
-        start = time.perf_counter()
-        out = self.judge.generate(prompts, schemas, max_new_tokens=max_new_tokens)
-        seconds = time.perf_counter() - start
-        made = [(p, g) for p, g in zip(prompts, out) if g.error is None]
-        self.calls.append(RecordedCall(
-            prompts=[p for p, _ in made],
-            longest=max((g.new_tokens for _, g in made), default=0),
-            tokens=sum(g.new_tokens for _, g in made),
-            seconds=seconds,
-        ))
-        return out
 
 
 @dataclass
@@ -252,18 +102,6 @@ class Figures:
                 "tokens_per_s": round(self.tokens_per_s, 2)}
 
 
-# --- data --------------------------------------------------------------------------------
-
-
-def load_rows(path: Path, n: int) -> list[Row]:
-    """`n` rows cycled from a JSONL file; rows with an empty output are left out."""
-    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    rows = [r for r in rows if r.get("output")]
-    if not rows:
-        raise SystemExit(f"{path}: no rows with a non-empty output")
-    return [dict(rows[i % len(rows)], run_id=str(i)) for i in range(n)]
-
-
 # --- ours and the ceiling ----------------------------------------------------------------
 
 
@@ -271,21 +109,18 @@ def measure_ours(judge: Any, name: str, rows: list[Row], batch_size: int,
                  warmup: str) -> tuple[Figures, list[RecordedCall]]:
     """Our scorer over the rows (timed after an untimed warm-up pass); the calls it made."""
     from localjudge.evaluate import score_runs
-    from localjudge.scorers import get_scorer_factory
 
-    scorer = get_scorer_factory(name)(judge)
-    start = time.perf_counter()
-    score_runs(rows if warmup == "full" else rows[:1], [scorer], batch_size=batch_size)
-    cold = time.perf_counter() - start
+    scorer = SCORERS[name](judge)
+    with Stopwatch() as cold:
+        score_runs(rows if warmup == "full" else rows[:1], [scorer], batch_size=batch_size)
 
     recorder = RecordingJudge(judge)
-    start = time.perf_counter()
-    _, summary = score_runs(rows, [scorer.with_judge(recorder)], batch_size=batch_size)
-    seconds = time.perf_counter() - start
+    with Stopwatch() as timed:
+        _, summary = score_runs(rows, [scorer.with_judge(recorder)], batch_size=batch_size)
     s = summary[name]
-    notes = {"warmup_pass_s": round(cold, 3), "warmup": warmup,
+    notes = {"warmup_pass_s": round(cold.seconds, 3), "warmup": warmup,
              "seconds_in_judge": round(sum(c.seconds for c in recorder.calls), 3)}
-    return Figures(name, "ours", len(rows), seconds, s.new_tokens, len(recorder.calls), s.scored,
+    return Figures(name, "ours", len(rows), timed.seconds, s.new_tokens, len(recorder.calls), s.scored,
                    peak_rss_mb(), notes), recorder.calls
 
 
@@ -325,17 +160,22 @@ def measure_ceiling(judge: Any, name: str, rows: int, calls: list[RecordedCall])
     return Figures(name, "ceiling", rows, seconds, tokens, len(todo), None, peak_rss_mb(), notes)
 
 
+def peer_figures(name: str, run: PeerRun, max_new_tokens: int) -> Figures:
+    """DeepEval's run as a line of the table (peak RSS read now, as for ours)."""
+    notes = {"errors": run.errors, "max_new_tokens": max_new_tokens}
+    return Figures(name, "deepeval", run.rows, run.seconds, run.tokens, run.calls, run.scored, peak_rss_mb(), notes)
+
+
 def profile_ours(judge: Any, name: str, rows: list[Row], batch_size: int) -> dict[str, Any]:
     """An instrumented (warm) pass of our scorer: where the time goes."""
     from localjudge.evaluate import score_runs
-    from localjudge.scorers import get_scorer_factory
 
     recorder = RecordingJudge(judge)
-    scorer = get_scorer_factory(name)(recorder)
+    scorer = SCORERS[name](recorder)
     with ForwardTimer(judge.model) as forwards, timed_processor(judge.model.device) as processor:
-        start = time.perf_counter()
-        score_runs(rows, [scorer], batch_size=batch_size)
-        total = time.perf_counter() - start
+        with Stopwatch() as watch:
+            score_runs(rows, [scorer], batch_size=batch_size)
+        total = watch.seconds
     in_judge = sum(c.seconds for c in recorder.calls)
     steps = processor["steps"]
     rest = in_judge - forwards.prefill.seconds - forwards.decode.seconds - steps.seconds
@@ -355,110 +195,6 @@ def profile_ours(judge: Any, name: str, rows: list[Row], batch_size: int) -> dic
         "processor_setup_s": round(processor["setup"].seconds, 3),
         "rest_of_generate_s": round(rest - processor["setup"].seconds, 3),
     }
-
-
-# --- the peer: DeepEval ------------------------------------------------------------------
-
-
-def deepeval_model(loader: Callable[[], tuple[Any, Any]], name: str, max_new_tokens: int) -> Any:
-    """DeepEval's documented custom-model route for a local Hugging Face model.
-
-    `loader` returns (model, tokenizer); it is called on the first `generate`, not before, so
-    building this object and the metrics loads nothing. Greedy decoding with the tokenizer's
-    chat template; at most `max_new_tokens` per call. Counts calls and generated tokens.
-    """
-    import torch
-    from deepeval.models import DeepEvalBaseLLM
-
-    class LocalHFModel(DeepEvalBaseLLM):
-        def __init__(self) -> None:
-            self.loader = loader
-            self.loaded: tuple[Any, Any] | None = None
-            self.max_new_tokens = max_new_tokens
-            self.calls, self.new_tokens = 0, 0
-            super().__init__(name)  # calls load_model(), which loads nothing yet
-
-        def load_model(self) -> Any:
-            return self.loader  # the model itself arrives on the first generate
-
-        def _objects(self) -> tuple[Any, Any]:
-            if self.loaded is None:
-                self.loaded = self.loader()
-            return self.loaded
-
-        def generate(self, prompt: str) -> str:
-            # No `schema` parameter: DeepEval then falls back to parsing JSON out of the
-            # text (trimAndLoadJson), its documented path for custom models.
-            model, tokenizer = self._objects()
-            text = tokenizer.apply_chat_template(
-                [{"role": "user", "content": prompt}], tokenize=False, add_generation_prompt=True
-            )
-            ids = tokenizer(text, return_tensors="pt", add_special_tokens=False).input_ids.to(model.device)
-            with torch.inference_mode():
-                out = model.generate(
-                    input_ids=ids, attention_mask=torch.ones_like(ids), max_new_tokens=self.max_new_tokens,
-                    do_sample=False, num_beams=1, temperature=None, top_p=None, top_k=None,
-                    pad_token_id=tokenizer.pad_token_id, eos_token_id=tokenizer.eos_token_id,
-                )
-            new = out[0, ids.shape[1]:]
-            self.calls += 1
-            self.new_tokens += int(new.shape[0])
-            return tokenizer.decode(new, skip_special_tokens=True)
-
-        async def a_generate(self, prompt: str) -> str:
-            return self.generate(prompt)
-
-        def get_model_name(self) -> str:
-            return self.name or "local-hf"
-
-    return LocalHFModel()
-
-
-def deepeval_metric(scorer: str, model: Any) -> Any:
-    """DeepEval's metric for one of our scorers, run synchronously by the LLM alone."""
-    import deepeval.metrics
-
-    metric_class = getattr(deepeval.metrics, PEER_METRICS[scorer])
-    return metric_class(model=model, eval_mode="llm", async_mode=False, include_reason=True,
-                        strict_mode=False, verbose_mode=False)
-
-
-def deepeval_case(run: Mapping[str, Any], scorer: str) -> Any:
-    """The row as DeepEval's test case, from the same normalised text our scorers read."""
-    from deepeval.test_case import LLMTestCase
-
-    from localjudge.runs import to_sample
-
-    sample = to_sample(run)
-    context = list(sample.context or ())
-    extra: dict[str, Any] = {}
-    if scorer == "hallucination":
-        extra["context"] = context
-    elif scorer == "faithfulness":
-        extra["retrieval_context"] = context
-    return LLMTestCase(input=sample.input, actual_output=sample.output, **extra)
-
-
-def measure_deepeval(model: Any, scorer: str, rows: list[Row]) -> Figures:
-    """DeepEval's metric over the rows, one test case at a time; a raising row is unscored."""
-    calls, tokens = model.calls, model.new_tokens
-    errors: Counter[str] = Counter()
-    scored = 0
-    start = time.perf_counter()
-    for run in rows:
-        try:
-            metric = deepeval_metric(scorer, model)
-            metric.measure(deepeval_case(run, scorer), _show_indicator=False)
-            if metric.score is None:
-                errors["no score"] += 1
-            else:
-                scored += 1
-        except Exception as error:  # noqa: BLE001 - DeepEval raises on invalid JSON: a miss
-            errors[type(error).__name__] += 1
-    seconds = time.perf_counter() - start
-    notes = {"errors": dict(errors), "max_new_tokens": model.max_new_tokens}
-    return Figures(scorer, "deepeval", len(rows), seconds, model.new_tokens - tokens,
-                   model.calls - calls, scored, peak_rss_mb(), notes)
 
 
 # --- report ------------------------------------------------------------------------------
@@ -497,12 +233,6 @@ def machine_info(judge: Any, args: argparse.Namespace, rows: list[Row], load_s: 
 
         info["deepeval"] = version("deepeval")
     return info
-
-
-def table(rows: list[Row]) -> str:
-    head = list(rows[0])
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    return "\n".join(lines + ["| " + " | ".join(str(r[h]) for h in head) + " |" for r in rows])
 
 
 def figure_rows(figures: list[Figures]) -> list[dict[str, Any]]:
@@ -547,9 +277,10 @@ NOTES = """Notes:
   closing end-of-turn token of each answer.
 - ceiling: our judge calls replayed as plain batched `model.generate` (left padding, greedy, no
   grammar, no pipeline; its only logits processor is transformers' end-of-sequence mask for
-  min_new_tokens), each forced to exactly the new-token count of that call's longest row. It prefills every full prompt: the judge's shared-prefix KV cache (instructions and
-  worked examples computed once per process) is our own optimisation, so the ceiling does without
-  it and ours can beat it. Its generated tokens count every row at the call's longest length.
+  min_new_tokens), each forced to exactly the new-token count of that call's longest row. It
+  prefills every full prompt: the judge's shared-prefix KV cache (instructions and worked examples
+  computed once per process) is our own optimisation, so the ceiling does without it and ours can
+  beat it. Its generated tokens count every row at the call's longest length.
 - "judge calls only / ceiling" leaves out the engine's work between calls (rendering, parsing,
   scoring).
 - peak RSS is the process's high-water mark so far (ru_maxrss): the phases run in the order shown.
@@ -564,14 +295,14 @@ PEER_NOTES = """- deepeval: DeepEval {version} metrics (eval_mode="llm", async_m
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--model", default=str(ROOT / "models" / "smollm2-135m-instruct"))
-    parser.add_argument("--data", default=str(ROOT / "scripts" / "example.jsonl"),
+    parser.add_argument("--model", default=str(DEFAULT_MODEL))
+    parser.add_argument("--data", default=str(EXAMPLE_DATA),
                         help="JSONL rows with input, output and context")
     parser.add_argument("--rows", type=int, default=8, help="rows, cycling the file (default 8)")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--device-map", default=None, help="cpu, cuda or auto (default: GPU if any)")
-    parser.add_argument("--scorers", default=",".join(SCORER_NAMES))
+    parser.add_argument("--scorers", default=",".join(SCORERS))
     parser.add_argument("--warmup", choices=("full", "one"), default="full",
                         help="untimed pass before timing ours: all rows (steady state) or one row")
     parser.add_argument("--peer", choices=("deepeval",), default=None,
@@ -582,11 +313,15 @@ def main() -> None:
     args = parser.parse_args()
 
     scorers = [s.strip() for s in args.scorers.split(",") if s.strip()]
-    unknown = [s for s in scorers if s not in SCORER_NAMES]
+    unknown = [s for s in scorers if s not in SCORERS]
     if unknown or not scorers:
-        parser.error(f"--scorers takes some of {', '.join(SCORER_NAMES)}; got {args.scorers!r}")
+        parser.error(f"--scorers takes some of {', '.join(SCORERS)}; got {args.scorers!r}")
+    if args.peer and (no_peer := [s for s in scorers if s not in PEER_METRICS]):
+        parser.error(f"--peer deepeval has no metric for {', '.join(no_peer)} (it has {', '.join(PEER_METRICS)})")
     if args.rows < 1 or args.batch_size < 1 or args.peer_max_new_tokens < 1:
         parser.error("--rows, --batch-size and --peer-max-new-tokens must be at least 1")
+    # Before torch or DeepEval is imported: no TorchDynamo warm-up, and nothing that phones home.
+    set_offline_env(deepeval_env() if args.peer else None)
     rows = load_rows(Path(args.data), args.rows)
     if args.peer:
         try:
@@ -595,11 +330,12 @@ def main() -> None:
             parser.error("--peer deepeval needs DeepEval: bash scripts/setup_peer.sh, then "
                          ".venv-peer/bin/python scripts/bench_speed.py --peer deepeval")
 
-    start = time.perf_counter()
-    from localjudge.transformers_judge import TransformersJudge
+    with Stopwatch() as loading:  # imports included
+        from localjudge.transformers_judge import TransformersJudge
 
-    judge = TransformersJudge(args.model, threads=args.threads, device_map=args.device_map)
-    load_s = time.perf_counter() - start
+        set_torch_threads(args.threads)
+        judge = TransformersJudge.load(args.model, device_map=args.device_map)
+    load_s = loading.seconds
     info = machine_info(judge, args, rows, load_s)
     print(f"loaded {args.model} in {load_s:.1f} s; {info['torch_threads']} torch threads; "
           f"{len(rows)} rows, batch {args.batch_size}", file=sys.stderr)
@@ -619,17 +355,17 @@ def main() -> None:
         model = deepeval_model(lambda: (judge.model, judge.tokenizer), Path(args.model).name,
                                args.peer_max_new_tokens)
         for name in scorers:
-            figures.append(measure_deepeval(model, name, rows))
+            figures.append(peer_figures(name, measure_deepeval(model, name, rows), args.peer_max_new_tokens))
             print(figures[-1].as_dict(), file=sys.stderr)
 
     order = {"ours": 0, "ceiling": 1, "deepeval": 2}
     shown = sorted(figures, key=lambda f: (scorers.index(f.scorer), order[f.system]))
     print("## Machine\n")
     print("\n".join(f"- {k}: {v}" for k, v in info.items()))
-    print("\n## Speed\n\n" + table(figure_rows(shown)))
-    print("\n## Ratios\n\n" + table(ratio_rows(shown)))
+    print("\n## Speed\n\n" + markdown_table(figure_rows(shown)))
+    print("\n## Ratios\n\n" + markdown_table(ratio_rows(shown)))
     if profiles:
-        print("\n## Where our time goes (an extra, instrumented warm pass)\n\n" + table(profiles))
+        print("\n## Where our time goes (an extra, instrumented warm pass)\n\n" + markdown_table(profiles))
         print("\nprefill/decode: model forward hooks (more than one new position per row = prefill, "
               "including the shared prefix's once-per-process KV); processor: RowGrammarProcessor "
               "construction and process_logits; rest of generate: transformers' loop, tokenizing, "
@@ -640,9 +376,8 @@ def main() -> None:
     if args.peer:
         print(PEER_NOTES.format(version=info.get("deepeval"), max_new=args.peer_max_new_tokens))
     if args.json:
-        Path(args.json).write_text(json.dumps(
-            {"machine": info, "figures": [f.as_dict() for f in shown], "ratios": ratio_rows(shown),
-             "profile": profiles}, indent=2))
+        write_json(args.json, {"machine": info, "figures": [f.as_dict() for f in shown],
+                               "ratios": ratio_rows(shown), "profile": profiles})
 
 
 if __name__ == "__main__":

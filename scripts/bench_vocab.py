@@ -22,13 +22,14 @@ import resource
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from measure import DEFAULT_MODEL, ROOT, CappedJudge, Stopwatch, markdown_table, peak_rss_mb
+
 MODELS = ROOT / "models"
 
 
 def rss_mb() -> float:
+    """The process's resident memory now (VmRSS), else its peak so far."""
     with open("/proc/self/status") as status:
         for line in status:
             if line.startswith("VmRSS:"):
@@ -44,8 +45,8 @@ def measure(path: str) -> dict:
     from transformers import AutoConfig, AutoTokenizer
 
     from localjudge import toxicity_scorer
-    from localjudge.scorers.hallucination import HallucinationVerdict, HallucinationVerdicts
     from localjudge.schemas import exactly
+    from localjudge.scorers.hallucination import HallucinationVerdict, HallucinationVerdicts
     from localjudge.transformers_judge import TransformersJudge
 
     torch.set_num_threads(2)
@@ -88,24 +89,18 @@ def measure(path: str) -> dict:
     assert steps > 20, f"the replay stopped after {steps} tokens"
     del llg, matcher
 
-    judge = TransformersJudge(path, threads=2)
-    scorer = toxicity_scorer(judge)
-    capped = judge.generate  # cap generation so the row times compare across vocabularies
-
-    def generate(prompts, schemas, *, max_new_tokens):  # type: ignore[no-untyped-def]
-        return capped(prompts, schemas, max_new_tokens=min(max_new_tokens, 48))
-
-    judge.generate = generate  # type: ignore[method-assign]
+    judge = TransformersJudge.load(path)  # torch's threads: 2, set above
+    scorer = toxicity_scorer(CappedJudge(judge, 48))  # capped, so the row times compare across vocabularies
     times = []
     for text in ("You are an idiot. Go away.", "Thanks, that was helpful."):
-        start = time.perf_counter()
-        scorer.run({"input": "q", "output": text})
-        times.append(time.perf_counter() - start)
+        with Stopwatch() as watch:
+            scorer.run({"input": "q", "output": text})
+        times.append(watch.seconds)
     return {
         "vocab": n_vocab, "index s": round(index_s, 2), "index MB": round(index_mb),
         "first mask ms": round(first_mask_ms, 2), "mask ms/step": round(spent / max(steps, 1) * 1000, 3),
         "apply ms/step": round(apply_ms, 2), "first row s": round(times[0], 2), "next row s": round(times[1], 2),
-        "peak RSS MB": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024),
+        "peak RSS MB": round(peak_rss_mb()),
     }
 
 
@@ -117,8 +112,9 @@ def main() -> None:
         print(json.dumps(measure(args.child)))
         return
     manifest = json.loads((MODELS / "fixtures" / "manifest.json").read_text())
-    models = {"smollm2-135m (default)": MODELS / "smollm2-135m-instruct"}
-    models |= {f["name"]: MODELS / "fixtures" / f["path"] for f in manifest["families"] if f["name"] != "mistral-nemo-template"}
+    models = {"smollm2-135m (default)": DEFAULT_MODEL}
+    models |= {f["name"]: MODELS / "fixtures" / f["path"] for f in manifest["families"]
+               if f["name"] != "mistral-nemo-template"}
     env = {**os.environ, "TORCHDYNAMO_DISABLE": "1", "TOKENIZERS_PARALLELISM": "false"}
     rows = []
     for name, path in models.items():
@@ -128,10 +124,7 @@ def main() -> None:
         rows.append({"model": name, **json.loads(out.stdout.strip().splitlines()[-1])})
         print(name, rows[-1], flush=True, file=sys.stderr)
     rows.sort(key=lambda r: r["vocab"])
-    keys = list(rows[0])
-    print("| " + " | ".join(keys) + " |\n|" + "---|" * len(keys))
-    for row in rows:
-        print("| " + " | ".join(str(row[k]) for k in keys) + " |")
+    print(markdown_table(rows))
 
 
 if __name__ == "__main__":

@@ -9,10 +9,10 @@ downloaded either: it takes the config folder's own tokenizer if you put one the
 than the model's (49,152 vs 152,064) does not change the speed: the grammar's vocabulary is
 padded to the model's and the padding is never allowed.
 
-The model is wrapped in localjudge's judge with `TransformersJudge.from_loaded(model,
-tokenizer, identity=...)`; where that constructor is missing, or with `--via-disk`, it is
-saved (safetensors, ~15 GB) to a temporary folder and loaded back with
-`TransformersJudge(folder, device_map="cuda")`.
+The model is wrapped in localjudge's judge with `TransformersJudge(model, tokenizer,
+identity=...)`; with `--via-disk` it is saved (safetensors, ~15 GB) to a temporary folder and
+loaded back with `TransformersJudge.load(folder, device_map="cuda")`. The model building is in
+`scripts/random_model.py`, the timers in `scripts/measure.py`.
 
 Then, for each batch size, one scorer (default toxicity) over rows cycled from
 scripts/example.jsonl, a batch at a time, until all `--rows` are done or `--max-seconds`
@@ -37,97 +37,45 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import shutil
 import sys
 import tempfile
-import time
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-# scripts/ is not a package: import the shared timers from bench_speed (which also sets the
-# offline environment before torch loads).
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_speed import (
-    ROOT,
+from measure import (
+    EXAMPLE_DATA,
+    CappedJudge,
     ForwardTimer,
     RecordingJudge,
+    Stopwatch,
     load_rows,
+    markdown_table,
     peak_rss_mb,
-    table,
+    set_offline_env,
     timed_processor,
+    write_json,
 )
+from random_model import DEFAULT_CONFIG, build_model, pick_tokenizer
 
-DEFAULT_CONFIG = ROOT / "scripts" / "gpu" / "qwen2.5-7b-instruct"
-FALLBACK_TOKENIZER = ROOT / "models" / "smollm2-135m-instruct"
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer.model", "vocab.json")
-
-
-class CappedJudge:
-    """Passes calls through with `max_new_tokens` capped (None: unchanged).
-
-    A cap bounds each call's decode steps, so a sweep fits a time budget; answers it cuts off
-    are retried by the engine (capped again) and then recorded as unscored.
-    """
-
-    def __init__(self, judge: Any, cap: int | None) -> None:
-        self.judge, self.cap = judge, cap
-
-    @property
-    def identity(self) -> str:
-        return self.judge.identity
-
-    def generate(self, prompts: Sequence[Any], schemas: Sequence[Any], *, max_new_tokens: int) -> list[Any]:
-        limit = max_new_tokens if self.cap is None else min(max_new_tokens, self.cap)
-        return self.judge.generate(prompts, schemas, max_new_tokens=limit)
-
-
-def pick_tokenizer(config_dir: Path, given: str | None) -> Path:
-    """The tokenizer folder: `--tokenizer`, else the config folder's own, else SmolLM2's."""
-    if given:
-        return Path(given)
-    if any((config_dir / name).exists() for name in TOKENIZER_FILES):
-        return config_dir
-    return FALLBACK_TOKENIZER
-
-
-def build_model(config_dir: Path, tokenizer: Any, seed: int) -> Any:
-    """The architecture of `config_dir/config.json` with random bf16 weights, made on the GPU."""
-    import torch
-    from transformers import AutoConfig, AutoModelForCausalLM
-
-    config = AutoConfig.from_pretrained(str(config_dir), local_files_only=True)
-    torch.manual_seed(seed)
-    with torch.device("cuda"):
-        model = AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16)
-    model.eval()
-    # The config's special-token ids are Qwen's; generation must stop on this tokenizer's.
-    for key in ("eos_token_id", "pad_token_id", "bos_token_id"):
-        value = getattr(tokenizer, key, None)
-        if value is not None:
-            setattr(model.config, key, value)
-            setattr(model.generation_config, key, value)
-    return model
+from localjudge.scorers import SCORERS
 
 
 def make_judge(model: Any, tokenizer: Any, identity: str, via_disk: bool, tmp_root: str) -> tuple[Any, str]:
     """localjudge's judge around the loaded model, and how it was made."""
     from localjudge.transformers_judge import TransformersJudge
 
-    from_loaded = getattr(TransformersJudge, "from_loaded", None)
-    if from_loaded is not None and not via_disk:
-        return from_loaded(model, tokenizer, identity=identity), "TransformersJudge.from_loaded"
+    if not via_disk:
+        return TransformersJudge(model, tokenizer, identity=identity), "TransformersJudge(model, tokenizer)"
     folder = tempfile.mkdtemp(prefix="localjudge-gpu-", dir=tmp_root)
     try:
-        start = time.perf_counter()
-        model.save_pretrained(folder)  # safetensors
-        tokenizer.save_pretrained(folder)
-        saved = time.perf_counter() - start
-        judge = TransformersJudge(folder, device_map="cuda")
+        with Stopwatch() as saving:
+            model.save_pretrained(folder)  # safetensors
+            tokenizer.save_pretrained(folder)
+        judge = TransformersJudge.load(folder, device_map="cuda")
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return judge, f"saved to disk and reloaded ({saved:.0f} s to save)"
+    return judge, f"saved to disk and reloaded ({saving.seconds:.0f} s to save)"
 
 
 def percent(floor: float, measured: float) -> str:
@@ -142,24 +90,23 @@ def sweep(judge: Any, scorer_name: str, rows: list[dict[str, Any]], batch_size: 
     import torch
 
     from localjudge.evaluate import score_runs
-    from localjudge.scorers import get_scorer_factory
 
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     recorder = RecordingJudge(CappedJudge(judge, cap))
-    scorer = get_scorer_factory(scorer_name)(recorder)
+    scorer = SCORERS[scorer_name](recorder)
     done = scored = tokens = backoffs = 0
     with ForwardTimer(judge.model) as forwards, timed_processor(judge.model.device) as processor:
-        start = time.perf_counter()
-        for first in range(0, len(rows), batch_size):
-            chunk = rows[first:first + batch_size]
-            _, summary = score_runs(chunk, [scorer], batch_size=batch_size)
-            s = summary[scorer_name]
-            done, scored, tokens = done + len(chunk), scored + s.scored, tokens + s.new_tokens
-            backoffs += s.oom_backoffs
-            if max_seconds and time.perf_counter() - start >= max_seconds:
-                break
-        seconds = time.perf_counter() - start
+        with Stopwatch() as watch:
+            for first in range(0, len(rows), batch_size):
+                chunk = rows[first:first + batch_size]
+                _, summary = score_runs(chunk, [scorer], batch_size=batch_size)
+                s = summary[scorer_name]
+                done, scored, tokens = done + len(chunk), scored + s.scored, tokens + s.new_tokens
+                backoffs += s.oom_backoffs
+                if max_seconds and watch.seconds >= max_seconds:
+                    break
+        seconds = watch.seconds
 
     steps = max(forwards.decode.calls, 1)
     forward_ms = 1000 * forwards.decode.seconds / steps
@@ -196,10 +143,10 @@ def main() -> None:
     parser.add_argument("--config", default=str(DEFAULT_CONFIG), help="folder holding config.json")
     parser.add_argument("--tokenizer", default=None,
                         help="tokenizer folder (default: the config folder's, else SmolLM2's)")
-    parser.add_argument("--data", default=str(ROOT / "scripts" / "example.jsonl"))
+    parser.add_argument("--data", default=str(EXAMPLE_DATA))
     parser.add_argument("--rows", type=int, default=1000, help="rows per batch size, cycling --data")
     parser.add_argument("--batch-sizes", default="8,32,64,128")
-    parser.add_argument("--scorer", default="toxicity", choices=("toxicity", "hallucination", "faithfulness"))
+    parser.add_argument("--scorer", default="toxicity", choices=tuple(SCORERS))
     parser.add_argument("--max-seconds", type=float, default=90.0,
                         help="stop a batch size after this long (0: no limit; default 90)")
     parser.add_argument("--max-new-tokens", type=int, default=None,
@@ -207,7 +154,7 @@ def main() -> None:
     parser.add_argument("--bandwidth", type=float, default=4.8e12,
                         help="GPU memory bandwidth in bytes/s (default 4.8e12: H200)")
     parser.add_argument("--via-disk", action="store_true",
-                        help="save the model and load it by path, even if from_loaded exists")
+                        help="save the model and load it by path with TransformersJudge.load")
     parser.add_argument("--tmp-dir", default=tempfile.gettempdir(), help="where --via-disk saves")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="also write every figure to this JSON file")
@@ -215,6 +162,7 @@ def main() -> None:
     batch_sizes = [int(b) for b in args.batch_sizes.split(",") if b.strip()]
     if not batch_sizes or min(batch_sizes) < 1 or args.rows < 1:
         parser.error("--batch-sizes and --rows must be positive")
+    set_offline_env()  # before torch is imported
 
     import torch
     import transformers
@@ -227,16 +175,16 @@ def main() -> None:
     tokenizer_dir = pick_tokenizer(config_dir, args.tokenizer)
     tokenizer = AutoTokenizer.from_pretrained(str(tokenizer_dir), local_files_only=True)
 
-    start = time.perf_counter()
-    model = build_model(config_dir, tokenizer, args.seed)
-    built_s = time.perf_counter() - start
+    with Stopwatch() as building:
+        model = build_model(config_dir, tokenizer, args.seed)
+    built_s = building.seconds
     weight_bytes = sum(p.numel() * p.element_size() for p in model.parameters())
     parameters = sum(p.numel() for p in model.parameters())
     top, cfg = model.config, model.config.get_text_config(decoder=True)  # Gemma 3: text_config
     head_dim = getattr(cfg, "head_dim", None) or cfg.hidden_size // cfg.num_attention_heads
     element = next(model.parameters()).element_size()
     kv_bytes_per_position = 2 * cfg.num_hidden_layers * cfg.num_key_value_heads * head_dim * element
-    identity = f"random-{config_dir.name}-seed{args.seed}"  # from_loaded adds dtype, decoding
+    identity = f"random-{config_dir.name}-seed{args.seed}"  # the judge adds dtype, decoding
     judge, how = make_judge(model, tokenizer, identity, args.via_disk, args.tmp_dir)
     del model
     gc.collect()
@@ -244,11 +192,10 @@ def main() -> None:
 
     # Warm-up: grammar compile, CUDA kernels and allocator; a short cap keeps it quick.
     from localjudge.evaluate import score_runs
-    from localjudge.scorers import get_scorer_factory
 
-    start = time.perf_counter()
-    score_runs(rows[:2], [get_scorer_factory(args.scorer)(CappedJudge(judge, 16))], batch_size=2)
-    warm_s = time.perf_counter() - start
+    with Stopwatch() as warming:
+        score_runs(rows[:2], [SCORERS[args.scorer](CappedJudge(judge, 16))], batch_size=2)
+    warm_s = warming.seconds
 
     info = {
         "gpu": torch.cuda.get_device_name(0),
@@ -282,7 +229,7 @@ def main() -> None:
 
     print("## Machine and model\n")
     print("\n".join(f"- {k}: {v}" for k, v in info.items()))
-    print(f"\n## {args.scorer}: speed by batch size\n\n" + table(results))
+    print(f"\n## {args.scorer}: speed by batch size\n\n" + markdown_table(results))
     print(f"""
 Notes:
 - Random weights: constrained decoding keeps every answer valid JSON, but the tokens per row
@@ -298,7 +245,7 @@ Notes:
 - A batch size stops after --max-seconds ({args.max_seconds or 'none'}), finishing the batch in
   flight; "rows" says how many it did. Peak host RSS {peak_rss_mb():.0f} MB.""")
     if args.json:
-        Path(args.json).write_text(json.dumps({"info": info, "results": results}, indent=2))
+        write_json(args.json, {"info": info, "results": results})
 
 
 if __name__ == "__main__":

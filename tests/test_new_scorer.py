@@ -33,7 +33,8 @@ class Brevity(Strict):
 
 def brevity_scorer(judge: Any, *, scale: float = 1.0, get_context: Any = None) -> Any:
     step = JudgeStep(instructions="Is the answer short and to the point?", schema=Brevity,
-                     prompt=lambda run, results: f"<<<ANSWER\n{run.output}\nANSWER>>>\n<<<NOTES\n{run.context}\nNOTES>>>")
+                     prompt=lambda run, results: f"<<<ANSWER\n{run.output}\nANSWER>>>\n"
+                                                 f"<<<NOTES\n{run.context}\nNOTES>>>")
     return (create_scorer("brevity", judge=judge, scale=scale, positive="short", higher_is_better=True,
                           get_context=get_context)
             .analyze(step)
