@@ -7,6 +7,12 @@ operation (no `torch.compile`: its 5-20 s warm-up costs more than it saves at th
 
 It also reads, at each point where the grammar lets the judge choose a Literal label (a
 verdict), the probability the model gave to each label: the basis of probability scores.
+
+And it keeps free text from looping: a small model's reason often turns into "The score is 1.
+The score is 1. ..." until the token budget runs out. `StringTracker` follows each row's JSON
+text; when the string being written ends with a repeated run of words (`repeats`), only tokens
+that close the string (those starting with a quote) stay allowed, and the grammar decides what
+follows: the JSON structure is never touched, only that field ends.
 """
 
 from __future__ import annotations
@@ -18,8 +24,9 @@ from typing import Any
 import torch
 from outlines.processors.base_logits_processor import OutlinesLogitsProcessor
 
-log = logging.getLogger(__name__)
+from localjudge.repetition import StringTracker
 
+log = logging.getLogger(__name__)
 
 class RowGrammarProcessor(OutlinesLogitsProcessor):
     """Constrain row `i` of a generate call to `grammars[i]` and record label probabilities.
@@ -29,6 +36,8 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
         grammars: One compiled llguidance grammar per row.
         literal_fields: Per row, the JSON keys whose values are Literal labels: key -> labels.
         tokenizer: The Hugging Face tokenizer (to read the text generated so far).
+        closers: Bool vector over the vocabulary: the tokens whose text starts with a quote
+            (they can end a string). None turns the repetition guard off.
     """
 
     def __init__(
@@ -37,6 +46,7 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
         grammars: Sequence[str],
         literal_fields: Sequence[dict[str, tuple[str, ...]]],
         tokenizer: Any,
+        closers: torch.Tensor | None = None,
     ) -> None:
         import llguidance
 
@@ -49,6 +59,9 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
         self.tokenizer = tokenizer
         self.triggers = [{f'"{key}":': labels for key, labels in fields.items()} for fields in literal_fields]
         self.tails = ["" for _ in grammars]  # last characters generated per row
+        self.closers = closers
+        self.strings = [StringTracker() for _ in grammars]
+        self.closed_loops = [0 for _ in grammars]  # strings the guard closed, per row
         self.label_probs: list[list[dict[str, float]]] = [[] for _ in grammars]
         words = (llg_tokenizer.vocab_size + 31) // 32
         self.bitmask = torch.zeros((len(grammars), words), dtype=torch.int32)
@@ -66,8 +79,10 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
                 token = last[row]
                 if not matcher.consume_token(token):
                     log.warning("row %d left its grammar: %s", row, matcher.get_error())
-                if self.triggers[row]:
-                    self.tails[row] = (self.tails[row] + self.tokenizer.decode([token]))[-40:]
+                if self.triggers[row] or self.closers is not None:
+                    piece = self.tokenizer.decode([token])
+                    self.tails[row] = (self.tails[row] + piece)[-40:]
+                    self.strings[row].feed(piece)
         self.started = True
 
         llguidance.torch.fill_next_token_bitmask_par(
@@ -80,6 +95,13 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
         if allowed.shape[1] < vocab:
             allowed = torch.nn.functional.pad(allowed, (0, vocab - allowed.shape[1]))
         allowed = allowed[:, :vocab]
+        if self.closers is not None:
+            for row, string in enumerate(self.strings):
+                if string.looping and not self.matchers[row].is_stopped():
+                    closing = allowed[row] & self.closers[:vocab].to(allowed.device)
+                    if closing.any():  # else the grammar cannot end the string here yet (minLength)
+                        allowed[row] = closing
+                        self.closed_loops[row] += 1
         logits = logits.masked_fill(~allowed, float("-inf"))
         for row, triggers in enumerate(self.triggers):
             tail = self.tails[row]

@@ -25,6 +25,7 @@ from typing import Any, Literal, NamedTuple
 from pydantic import BaseModel, ValidationError
 
 from localjudge.judge import ChatPrompt, Generation, Judge
+from localjudge.repetition import drop_repeats
 from localjudge.result import ErrorKind, ScoreResult
 from localjudge.runs import InvalidRunError, Sample, context_of, run_id_of, to_sample
 from localjudge.schemas import token_budget
@@ -469,11 +470,12 @@ def _failure(error: Exception) -> Failure:
 
 
 def _parse(output: Generation, schema: type[BaseModel]) -> dict[str, Any] | Failure:
-    """The validated answer as plain data, or why not."""
+    """The validated answer as plain data (a string's trailing repeats dropped: see
+    `localjudge.repetition`), or why not."""
     if output.error is not None:
         return Failure(output.error_kind or "judge_failed", output.error)
     try:
-        return schema.model_validate_json(output.text).model_dump()
+        return drop_repeats(schema.model_validate_json(output.text).model_dump())
     except ValidationError as error:
         cut = "" if output.finished else " (cut off at the token limit)"
         first = error.errors()[0]

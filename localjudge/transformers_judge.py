@@ -109,6 +109,10 @@ class TransformersJudge:
             architecture (see `attention_windows`); False always prefills full prompts.
         max_context: The longest prompt plus answer to run, in tokens; a longer row is recorded
             unscored. Default: the length the model declares; required when it declares none.
+        repeat_guard: Close a free-text field (a reason, a claim) that starts repeating a run
+            of words, instead of letting it loop to the token budget (see
+            `localjudge.processor.repeats`). Part of the identity: results with and without it
+            are kept apart.
     """
 
     def __init__(
@@ -119,6 +123,7 @@ class TransformersJudge:
         identity: str,
         prefix_cache: bool = True,
         max_context: int | None = None,
+        repeat_guard: bool = True,
     ) -> None:
         import llguidance.hf
 
@@ -143,7 +148,9 @@ class TransformersJudge:
         # transformers 5.2x renamed `past_key_values` to `cache`; use whichever this one takes.
         forward_params = inspect.signature(self.model.forward).parameters
         self._cache_kw = "cache" if "cache" in forward_params else "past_key_values"
-        self._identity = f"{identity}:{self.model.dtype}:greedy"
+        self.repeat_guard = repeat_guard
+        self._closers: torch.Tensor | None = None  # tokens that start with a quote, found once
+        self._identity = f"{identity}:{self.model.dtype}:greedy" + ("+repeat-guard" if repeat_guard else "")
 
     @classmethod
     def load(
@@ -156,6 +163,7 @@ class TransformersJudge:
         allow_pickle: bool = False,
         prefix_cache: bool = True,
         max_context: int | None = None,
+        repeat_guard: bool = True,
     ) -> TransformersJudge:
         """Load a judge from local files: never downloads, safetensors unless pickle is allowed.
 
@@ -172,7 +180,7 @@ class TransformersJudge:
             trust_remote_code: Run code shipped with the model. Off unless you opt in.
             allow_pickle: Accept pickle (`.bin`/`.pt`) weights. Off unless you opt in: loading
                 a pickle can run arbitrary code.
-            prefix_cache, max_context: As for the constructor.
+            prefix_cache, max_context, repeat_guard: As for the constructor.
         """
         files = check_model_dir(model_path, allow_pickle=allow_pickle)  # before any heavy import
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -195,7 +203,18 @@ class TransformersJudge:
             **common,
         )
         return cls(model, tokenizer, identity=f"{files.directory.name}@{files.fingerprint()}",
-                   prefix_cache=prefix_cache, max_context=max_context)
+                   prefix_cache=prefix_cache, max_context=max_context, repeat_guard=repeat_guard)
+
+    def closers(self) -> torch.Tensor:
+        """Bool vector over the vocabulary: tokens whose text starts with a quote (built once)."""
+        if self._closers is None:
+            size = max(self.model.config.get_text_config(decoder=True).vocab_size, len(self.tokenizer))
+            closers = torch.zeros(size, dtype=torch.bool)
+            for token_id in range(len(self.tokenizer)):
+                if self.tokenizer.decode([token_id]).startswith('"'):
+                    closers[token_id] = True
+            self._closers = closers
+        return self._closers
 
     @property
     def identity(self) -> str:
@@ -311,7 +330,8 @@ class TransformersJudge:
 
         grammars = [self._grammar(s) for s in schemas]
         processor = RowGrammarProcessor(
-            self._llg_tokenizer, [g for g, _ in grammars], [f for _, f in grammars], self.tokenizer
+            self._llg_tokenizer, [g for g, _ in grammars], [f for _, f in grammars], self.tokenizer,
+            closers=self.closers() if self.repeat_guard else None,
         )
         pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
         inputs = self.batch_inputs(prefix, suffixes)

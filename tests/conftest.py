@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fakes import FakeJudgeFactory, make_fake_judge
+
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = ROOT / "models" / "smollm2-135m-instruct"
 
@@ -20,6 +22,19 @@ os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")  # no kernel compile warm-up i
 def _weight_hash_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Weight-file hashes go to a temporary folder, not the user's ~/.cache/localjudge."""
     os.environ["LOCALJUDGE_CACHE"] = str(tmp_path_factory.mktemp("localjudge-cache"))
+
+
+@pytest.fixture
+def fake_judge() -> FakeJudgeFactory:
+    """`fake_judge(answers=None, /, *, identity="fake-judge", **more)`: a new scripted FakeJudge.
+
+    Each schema family (``"Claims"``, ``"HallucinationVerdicts"``, ``"Reason"``, ...) is answered
+    from `answers` (a module's answer table) or the keyword of its name, else from
+    `tests.fakes.DEFAULT_ANSWERS` (one claim, verdicts "yes", nothing toxic, reason "ok"). An answer
+    is one output given on every call, a list of outputs handed out in order, or a function of the
+    chat prompt. The same function is `tests.fakes.make_fake_judge`, for code no fixture reaches.
+    """
+    return make_fake_judge
 
 
 @pytest.fixture(scope="session")

@@ -19,7 +19,9 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent.parent / "localjudge"
 RINGS = {"core": 0, "bench": 1, "cli": 2}
 BACKEND = {"localjudge.transformers_judge", "localjudge.processor"}
-DEFERRED = {"localjudge.transformers_judge", "localjudge.bench.run"}  # heavy: may be imported in a function
+# heavy, so they may be imported in a function: the backend (torch), the bench run and the CLI's
+# commands (numpy, matplotlib)
+DEFERRED = {"localjudge.transformers_judge", "localjudge.bench.run", "localjudge.cli.main"}
 
 
 def module_name(path: Path) -> str:

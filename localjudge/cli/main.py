@@ -11,6 +11,7 @@ from localjudge.cli.bench import add_bench_parser
 from localjudge.cli.score import add_score_parser
 from localjudge.cli.shared import CliError
 from localjudge.cli.sweep import add_sweep_parser
+from localjudge.cli.view import add_view_parser
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,6 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_score_parser(sub)
     add_sweep_parser(sub)
     add_bench_parser(sub)
+    add_view_parser(sub)
     return parser
 
 

@@ -1,0 +1,159 @@
+"""The pytest plugin: a `judge` fixture on a local model, and score assertions that say why.
+
+Installed with the package (entry point ``pytest11``: ``localjudge``), so every pytest run in an
+environment with localjudge has it. Importing it loads no model and no torch: the backend is
+imported by the `judge` fixture, the first time a test asks for it.
+
+- ``judge``: session fixture, `TransformersJudge.load` once per pytest run, from
+  ``--localjudge-model PATH`` or the ``LOCALJUDGE_MODEL`` environment variable (the flag wins).
+  Override it in a ``conftest.py`` (a `FakeJudge`, another model) as any pytest fixture.
+- `assert_score`, `assert_scores`, `assert_result`: fail with the score, the bound, the claims,
+  each verdict with its reason, the reason and the judge's identity. An unscored run always fails.
+- `scored`: many runs in one `run_batch` (one judge call per judge step for all of them).
+
+Nothing else is batched behind your back: only the runs of one `scored` / `assert_scores` call
+share judge calls. To batch parametrized cases, score their runs once in a module-scoped fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localjudge.judge import Judge
+from localjudge.result import ScoreResult
+from localjudge.scorer import Scorer
+
+ENV_MODEL = "LOCALJUDGE_MODEL"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("localjudge", "localjudge judge model (the `judge` fixture)")
+    group.addoption("--localjudge-model", metavar="PATH", default=None,
+                    help=f"local model directory or .gguf file for the `judge` fixture (default: ${ENV_MODEL})")
+    group.addoption("--localjudge-device-map", metavar="MAP", default=None,
+                    help='"cpu", "cuda", "auto" (default: the first GPU if any, else the CPU)')
+    group.addoption("--localjudge-dtype", metavar="DTYPE", default="auto",
+                    help='"auto" (float32 on CPU, the checkpoint\'s dtype on GPU), "bfloat16", ...')
+    group.addoption("--localjudge-max-context", metavar="TOKENS", type=int, default=None,
+                    help="longest prompt + answer (default: the model's declared length)")
+
+
+@pytest.fixture(scope="session")
+def judge(pytestconfig: pytest.Config) -> Judge:
+    """The judge model, loaded once per pytest run from ``--localjudge-model`` or ``$LOCALJUDGE_MODEL``
+    (a relative path is read from the directory pytest was started in)."""
+    path = pytestconfig.getoption("localjudge_model") or os.environ.get(ENV_MODEL)
+    if not path:
+        pytest.fail(f"the `judge` fixture needs a local model: give --localjudge-model PATH or set {ENV_MODEL}",
+                    pytrace=False)
+    from localjudge.transformers_judge import TransformersJudge  # heavy: torch, transformers, outlines
+
+    return TransformersJudge.load(pytestconfig.invocation_params.dir / Path(path),
+                                  device_map=pytestconfig.getoption("localjudge_device_map"),
+                                  dtype=pytestconfig.getoption("localjudge_dtype"),
+                                  max_context=pytestconfig.getoption("localjudge_max_context"))
+
+
+def scored(scorer: Scorer, runs: Sequence[Mapping[str, Any]]) -> list[ScoreResult]:
+    """Score every run in one `run_batch` (one judge call per judge step for all of them); a run
+    that cannot be judged comes back unscored (`error_kind` ``"invalid_run"``) instead of raising."""
+    return scorer.run_batch(list(runs), on_invalid="record")
+
+
+def assert_result(scorer: Scorer, result: ScoreResult, *, below: float | None = None,
+                  above: float | None = None) -> ScoreResult:
+    """Fail unless `result` (from `scorer`) is scored, with ``above < score < below`` (each bound
+    optional, on the scaled score). Returns the result."""
+    __tracebackhide__ = True
+    _check_bounds(below, above)
+    problem = _problem(scorer, result, below, above)
+    if problem:
+        raise AssertionError(f"{problem}\n{_describe(scorer, result)}")
+    return result
+
+
+def assert_score(scorer: Scorer, run: Mapping[str, Any], *, below: float | None = None,
+                 above: float | None = None) -> ScoreResult:
+    """Score one run and fail unless it is scored with ``above < score < below``. Returns the result."""
+    __tracebackhide__ = True
+    _check_bounds(below, above)
+    return assert_result(scorer, scored(scorer, [run])[0], below=below, above=above)
+
+
+def assert_scores(scorer: Scorer, runs: Sequence[Mapping[str, Any]], *, below: float | None = None,
+                  above: float | None = None) -> list[ScoreResult]:
+    """Score all runs in one batch and fail unless every one is scored with ``above < score < below``;
+    the message describes each run that is not. Returns the results, in order."""
+    __tracebackhide__ = True
+    _check_bounds(below, above)
+    results = scored(scorer, runs)
+    failed = [(i, p, r) for i, r in enumerate(results) if (p := _problem(scorer, r, below, above))]
+    if failed:
+        parts = [f"run {i}: {p}\n{_describe(scorer, r)}" for i, p, r in failed]
+        raise AssertionError(f"{len(failed)} of {len(results)} runs failed\n" + "\n".join(parts))
+    return results
+
+
+def _describe(scorer: Scorer, result: ScoreResult) -> str:
+    """What a failed assertion shows: scorer, judge, run id, each step's output and the reason."""
+    judges = [scorer.judge] + [getattr(s, "judge", None)
+                               for s in (scorer.preprocess_step, scorer.analyze_step, scorer.reason_step)]
+    identities = sorted({j.identity for j in judges if j is not None}) or ["(none)"]
+    lines = [f"  scorer: {scorer.name} (0 to {scorer.scale:g}; high = {scorer.positive})",
+             f"  judge: {' + '.join(identities)}",
+             f"  run: {result.run_id}"]
+    lines += _step_lines("claims", "preprocess", result.preprocess_step_result, str)
+    lines += _step_lines("verdicts", "analyze", result.analyze_step_result, _verdict)
+    if result.reason is not None:
+        lines.append(f"  reason: {result.reason}")
+    if result.raw_output is not None:
+        lines.append(f"  raw output: {result.raw_output}")
+    return "\n".join(lines)
+
+
+def _check_bounds(below: float | None, above: float | None) -> None:
+    if below is not None and above is not None and above >= below:
+        raise ValueError(f"no score is above {above} and below {below}")
+
+
+def _problem(scorer: Scorer, result: ScoreResult, below: float | None, above: float | None) -> str | None:
+    """Why the result fails, or None."""
+    if result.score is None:
+        return f"{scorer.name}: unscored: {result.error_kind}: {result.error}"
+    if below is not None and not result.score < below:
+        return f"{scorer.name} score {result.score:g} is not below {below:g}"
+    if above is not None and not result.score > above:
+        return f"{scorer.name} score {result.score:g} is not above {above:g}"
+    return None
+
+
+def _step_lines(key: str, step: str, output: Any, show: Callable[[Any], str]) -> list[str]:
+    """A step's list (the claims, the verdicts) one item a line; any other output as JSON."""
+    if output is None:
+        return []
+    if isinstance(output, Mapping) and isinstance(output.get(key), list):
+        items = output[key]
+        return [f"  {key}:" + ("" if items else " (none)")] + [f"    {n}. {show(x)}" for n, x in enumerate(items, 1)]
+    return [f"  {step}: {json.dumps(output, default=repr)}"]
+
+
+def _verdict(verdict: Any) -> str:
+    """``yes [high]: <statement> (<reason>)``, any other fields after it as JSON."""
+    if not isinstance(verdict, Mapping):
+        return json.dumps(verdict, default=repr)
+    known = ("verdict", "severity", "statement", "claim", "reason")
+    text = str(verdict.get("verdict"))
+    if verdict.get("severity") not in (None, "none"):
+        text += f" [{verdict['severity']}]"
+    if (subject := verdict.get("statement", verdict.get("claim"))) is not None:
+        text += f": {subject}"
+    if verdict.get("reason") is not None:
+        text += f" ({verdict['reason']})"
+    rest = {k: v for k, v in verdict.items() if k not in known}
+    return text + (f" {json.dumps(rest, default=repr)}" if rest else "")

@@ -1,0 +1,55 @@
+"""The one way the tests build a scripted `FakeJudge`: `make_fake_judge`.
+
+Test functions get it as the `fake_judge` fixture (tests/conftest.py). Code that no fixture
+reaches imports it from here: parametrize cases and other module-level values, cached helpers,
+and the code `test_offline.py` and `test_live.py` run in a fresh process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import cast
+
+from localjudge.judge import ChatPrompt, FakeJudge, Scripted, ScriptEntry
+
+# One output handed out on every call, a list (or tuple) handed out in order, or a function of the prompt.
+Answer = Scripted | Sequence[Scripted] | Callable[[ChatPrompt], Scripted]
+
+FakeJudgeFactory = Callable[..., FakeJudge]  # make_fake_judge's type, the `fake_judge` fixture's
+
+# What every built-in scorer needs, so that each run is scored: one claim, every verdict "yes"
+# (hallucinated, supported: score 1), nothing toxic (score 0), and a short reason.
+DEFAULT_ANSWERS: dict[str, Answer] = {
+    "Claims": {"claims": ["A claim."]},
+    "HallucinationVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]},
+    "FaithfulnessVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]},
+    "ToxicityVerdicts": {"verdicts": [{"statement": "s", "verdict": "no", "severity": "none", "reason": "r"}]},
+    "Reason": {"reason": "ok"},
+}
+
+
+def make_fake_judge(answers: Mapping[str, Answer] | None = None, /, *, identity: str = "fake-judge",
+                    **more: Answer) -> FakeJudge:
+    """A FakeJudge answering each schema family from `answers` and `more`, the rest from `DEFAULT_ANSWERS`.
+
+    Args:
+        answers: Schema family name (``"Claims"``, ``"ToxicityVerdicts"``, ``"Reason"``, ...) to
+            its answer: a module's own answer table.
+        identity: The judge's identity in result keys.
+        **more: More answers by family name, over those in `answers`
+            (``fake_judge(ToxicityVerdicts=answer)``).
+
+    An answer is a list or tuple of outputs, handed out in order (a call past the end raises
+    `UnscriptedCallError`); a function of the chat prompt returning an output; or one output (a
+    dict, a pydantic model, a raw string, a `Generation`) given on every call. A family neither
+    given nor in `DEFAULT_ANSWERS` is unscripted: a call to it raises `UnscriptedCallError`.
+    """
+    script = {**DEFAULT_ANSWERS, **(answers or {}), **more}
+    return FakeJudge({name: _entry(answer) for name, answer in script.items()}, identity=identity)
+
+
+def _entry(answer: Answer) -> ScriptEntry:
+    if callable(answer) or isinstance(answer, (list, tuple)):
+        return cast(ScriptEntry, answer)  # FakeJudge's own entries: a function of the prompt, or a queue
+    output = cast(Scripted, answer)
+    return lambda prompt: output
