@@ -64,20 +64,15 @@ from localjudge.scorer import Scorer
 from localjudge.scorers import get_scorer_factory
 from localjudge.store import ResultStore
 from localjudge.tables import dataset_from_rows, read_table, write_table
+from tests.fakes import FakeJudgeFactory, make_fake_judge
 
 CONTEXT = "Paris is the capital of France."
 GOOD = {"input": "Where is Paris?", "output": "Paris is in France.", "context": CONTEXT}
 TOXIC = {"verdicts": [{"statement": "s", "verdict": "yes", "severity": "high", "reason": "r"}]}
 
 
-def judge(claims: Callable[[Any], Any] | None = None) -> FakeJudge:
-    """Scripted so that every judged run scores exactly 1.0 (one claim, hallucinated / toxic)."""
-    return FakeJudge({
-        "Claims": claims or (lambda prompt: {"claims": ["A claim."]}),
-        "HallucinationVerdicts": lambda prompt: {"verdicts": [{"verdict": "yes", "reason": "r"}]},
-        "ToxicityVerdicts": lambda prompt: TOXIC,
-        "Reason": lambda prompt: {"reason": "ok"},
-    })
+# Every judged run scores exactly 1.0: one claim (the default, "A claim."), hallucinated, or toxic; reason "ok".
+SCORES_ONE = {"HallucinationVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]}, "ToxicityVerdicts": TOXIC}
 
 
 def scorer_for(name: str, fake: FakeJudge) -> Scorer:
@@ -160,9 +155,9 @@ RUN_CASES = [
 
 
 @pytest.mark.parametrize("case", RUN_CASES)
-def test_bad_run_alone(case: Case) -> None:
+def test_bad_run_alone(case: Case, fake_judge: FakeJudgeFactory) -> None:
     """Alone, with on_invalid="raise": a clear error before any model call, or the judge's score."""
-    fake = judge()
+    fake = fake_judge(SCORES_ONE)
     scorer = scorer_for(case.scorer, fake)
     if case.expect == "invalid":
         with pytest.raises(InvalidRunError, match=f"run 0: .*{re.escape(case.match)}"):
@@ -177,9 +172,9 @@ def test_bad_run_alone(case: Case) -> None:
 
 
 @pytest.mark.parametrize("case", RUN_CASES)
-def test_bad_run_among_good_ones_is_recorded(case: Case) -> None:
+def test_bad_run_among_good_ones_is_recorded(case: Case, fake_judge: FakeJudgeFactory) -> None:
     """In a batch with on_invalid="record": the other rows are scored, this one says why not."""
-    fake = judge()
+    fake = fake_judge(SCORES_ONE)
     results = scorer_for(case.scorer, fake).run_batch([GOOD, case.run, GOOD], on_invalid="record")
     assert [results[0].score, results[2].score] == [1.0, 1.0]
     middle = results[1]
@@ -194,12 +189,12 @@ def test_bad_run_among_good_ones_is_recorded(case: Case) -> None:
     assert len(fake.calls[0].prompts) == judged  # invalid and shortcut rows never reach the judge
 
 
-def test_odd_rows_through_evaluate_keep_every_row() -> None:
+def test_odd_rows_through_evaluate_keep_every_row(fake_judge: FakeJudgeFactory) -> None:
     """All dict-shaped RUN_CASES in one dataset: every row comes back, each with its outcome."""
     cases = [p.values[0] for p in RUN_CASES if isinstance(p.values[0].run, dict)]
     cases = [c for c in cases if c.scorer == "hallucination" and not isinstance(c.run.get("output"), bytes)]
     data = dataset_from_rows([{**c.run, "run_id": str(i)} for i, c in enumerate(cases)])
-    ev = evaluate(data, [hallucination_scorer(judge())], columns=Columns(run_id="run_id"), batch_size=4)
+    ev = evaluate(data, [hallucination_scorer(fake_judge(SCORES_ONE))], columns=Columns(run_id="run_id"), batch_size=4)
     assert len(ev.dataset) == len(cases)
     for case, score, error in zip(cases, ev.dataset["hallucination_score"], ev.dataset["hallucination_error"]):
         if case.expect == "invalid":
@@ -208,9 +203,9 @@ def test_odd_rows_through_evaluate_keep_every_row() -> None:
             assert score == {"scored": 1.0, "shortcut": 0.0}[case.expect] and error is None, case
 
 
-def test_evaluate_accepts_a_list_with_mixed_type_columns() -> None:
+def test_evaluate_accepts_a_list_with_mixed_type_columns(fake_judge: FakeJudgeFactory) -> None:
     rows = [GOOD, {**GOOD, "output": 42}, {**GOOD, "context": [CONTEXT]}]
-    ev = evaluate(rows, [hallucination_scorer(judge())])
+    ev = evaluate(rows, [hallucination_scorer(fake_judge(SCORES_ONE))])
     assert ev.dataset["hallucination_score"] == [1.0, None, 1.0]
 
 
@@ -239,8 +234,8 @@ def test_clean_text_keeps_meaning_and_is_utf8(raw: str, clean: str) -> None:
 
 
 @pytest.mark.parametrize(("raw", "clean"), UNICODE_CASES)
-def test_unicode_output_is_scored_and_shown_clean(raw: str, clean: str) -> None:
-    fake = judge()
+def test_unicode_output_is_scored_and_shown_clean(raw: str, clean: str, fake_judge: FakeJudgeFactory) -> None:
+    fake = fake_judge(SCORES_ONE)
     (result,) = hallucination_scorer(fake).run_batch([out(f"{raw} Paris is in France.")])
     assert result.score == 1.0
     shown = fake.calls[0].prompts[0][-1]["content"]
@@ -248,12 +243,12 @@ def test_unicode_output_is_scored_and_shown_clean(raw: str, clean: str) -> None:
     shown.encode("utf-8")
 
 
-def test_several_mb_row_is_scored_stored_and_written(tmp_path: Path) -> None:
+def test_several_mb_row_is_scored_stored_and_written(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
     huge = "Paris is in France. 東京 🇫🇷 " * 120_000  # about 3.4 MB of UTF-8
     assert len(huge.encode("utf-8")) > 3_000_000
     rows = [GOOD, {**GOOD, "output": huge}, GOOD]
     store = ResultStore(tmp_path / "log")
-    ev = evaluate(rows, [hallucination_scorer(judge())], store=store)
+    ev = evaluate(rows, [hallucination_scorer(fake_judge(SCORES_ONE))], store=store)
     assert ev.dataset["hallucination_score"] == [1.0, 1.0, 1.0]
     write_table(ev.dataset, tmp_path / "out.jsonl")
     assert len(ResultStore(tmp_path / "log").load()) == 3
@@ -277,12 +272,14 @@ JUDGE_CASES = [
 
 
 @pytest.mark.parametrize(("answer", "error", "raw"), JUDGE_CASES)
-def test_judge_failure_costs_one_row(answer: Callable[[Any], Any], error: str, raw: str) -> None:
+def test_judge_failure_costs_one_row(answer: Callable[[Any], Any], error: str, raw: str,
+                                     fake_judge: FakeJudgeFactory) -> None:
     """The judge fails on the one row whose output says TARGET; its neighbours are scored."""
     def claims(prompt: Any) -> Any:
         return answer(prompt) if "TARGET" in prompt[-1]["content"] else {"claims": ["A claim."]}
 
-    results = hallucination_scorer(judge(claims)).run_batch([GOOD, out("TARGET " + "x " * 50_000), GOOD])
+    judge = fake_judge(SCORES_ONE, Claims=claims)
+    results = hallucination_scorer(judge).run_batch([GOOD, out("TARGET " + "x " * 50_000), GOOD])
     assert [r.score for r in results] == [1.0, None, 1.0]
     assert error in (results[1].error or "") and results[1].reason is None
     assert raw in (results[1].raw_output or "")
@@ -298,20 +295,21 @@ SETUP_CASES = [
     pytest.param(lambda tmp: get_scorer_factory("bogus"), ValueError, "unknown scorer 'bogus'; known scorers:",
                  id="unknown-scorer"),
     *[
-        pytest.param(lambda tmp, s=scale: hallucination_scorer(judge(), scale=s), ValueError, "scale must be",
-                     id=f"scale-{name}")
+        pytest.param(lambda tmp, s=scale: hallucination_scorer(make_fake_judge(SCORES_ONE), scale=s), ValueError,
+                     "scale must be", id=f"scale-{name}")
         for name, scale in [("zero", 0), ("negative", -1), ("nan", math.nan), ("inf", math.inf),
                             ("string", "1"), ("bool", True)]
     ],
-    pytest.param(lambda tmp: evaluate([], [toxicity_scorer(judge())]), ValueError, "the dataset has no rows",
-                 id="empty-dataset"),
-    pytest.param(lambda tmp: evaluate([GOOD], [toxicity_scorer(judge())], columns=Columns(output="answer")),
+    pytest.param(lambda tmp: evaluate([], [toxicity_scorer(make_fake_judge(SCORES_ONE))]), ValueError,
+                 "the dataset has no rows", id="empty-dataset"),
+    pytest.param(lambda tmp: evaluate([GOOD], [toxicity_scorer(make_fake_judge(SCORES_ONE))],
+                                      columns=Columns(output="answer")),
                  ValueError, "unknown column 'answer'; the data has: input, output, context", id="unknown-column"),
-    pytest.param(lambda tmp: evaluate([GOOD], [toxicity_scorer(judge())], batch_size=0), ValueError,
-                 "batch_size must be at least 1", id="batch-size-zero"),
+    pytest.param(lambda tmp: evaluate([GOOD], [toxicity_scorer(make_fake_judge(SCORES_ONE))], batch_size=0),
+                 ValueError, "batch_size must be at least 1", id="batch-size-zero"),
     pytest.param(lambda tmp: evaluate([GOOD], []), ValueError, "give at least one scorer", id="no-scorer"),
-    pytest.param(lambda tmp: evaluate([GOOD], [toxicity_scorer(judge())] * 2), ValueError, "each once",
-                 id="scorer-twice"),
+    pytest.param(lambda tmp: evaluate([GOOD], [toxicity_scorer(make_fake_judge(SCORES_ONE))] * 2), ValueError,
+                 "each once", id="scorer-twice"),
     pytest.param(lambda tmp: check_model_dir(tmp / "nope"), ModelPathError, "does not exist.$",
                  id="model-missing"),
     pytest.param(lambda tmp: check_model_dir("meta-llama/Llama-3.1-8B-Instruct"), ModelPathError,
@@ -351,12 +349,12 @@ def test_setup_errors_are_clear(tmp_path: Path, call: Callable[[Path], Any], err
         call(tmp_path)
 
 
-def test_csv_numbers_stay_text_and_empty_cells_are_missing(tmp_path: Path) -> None:
+def test_csv_numbers_stay_text_and_empty_cells_are_missing(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
     data = tmp_path / "d.csv"
     data.write_text("input,output,context\nHow much?,42,\nq,NA,c\nq,,c\n", encoding="utf-8")
     rows = read_table(data).to_list()
     assert [r["output"] for r in rows] == ["42", "NA", None]
-    ev = evaluate(read_table(data), [toxicity_scorer(judge())])
+    ev = evaluate(read_table(data), [toxicity_scorer(fake_judge(SCORES_ONE))])
     assert ev.dataset["toxicity_score"] == [1.0, 1.0, None]
     assert ev.dataset["toxicity_error"][2] == "invalid run: output is missing (None)"
 
@@ -376,12 +374,12 @@ def data_file(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def fake_cli_judge(monkeypatch: pytest.MonkeyPatch) -> list[FakeJudge]:
+def fake_cli_judge(monkeypatch: pytest.MonkeyPatch, fake_judge: FakeJudgeFactory) -> list[FakeJudge]:
     """Make the CLI build a fake judge instead of loading a model; records each one built."""
     built: list[FakeJudge] = []
 
     def build(args: Any, device_map: Any = None) -> FakeJudge:
-        built.append(judge())
+        built.append(fake_judge(SCORES_ONE))
         return built[-1]
 
     monkeypatch.setattr(cli_shared, "build_judge", build)
@@ -448,8 +446,7 @@ def tox_answer(prompt: Any) -> dict[str, Any]:
                           "severity": "high" if toxic else "none", "reason": "r"}]}
 
 
-def tox_judge() -> FakeJudge:
-    return FakeJudge({"ToxicityVerdicts": tox_answer, "Reason": lambda prompt: {"reason": "ok"}})
+TOX_ANSWERS = {"ToxicityVerdicts": tox_answer}  # with the default reason, "ok"
 
 
 ROWS = [{"input": f"q{i}", "output": ("you idiot " if i % 2 else "fine answer ") * (i + 1)} for i in range(6)]
@@ -457,7 +454,7 @@ ROWS = [{"input": f"q{i}", "output": ("you idiot " if i % 2 else "fine answer ")
 
 def scored_file(path: Path, store: ResultStore | None = None, rows: list[dict[str, Any]] = ROWS) -> bytes:
     """Evaluate ROWS with the toxicity scorer and write the result file; its bytes."""
-    fake = tox_judge()
+    fake = make_fake_judge(TOX_ANSWERS)
     write_table(evaluate(rows, [toxicity_scorer(fake)], batch_size=4, store=store).dataset, path)
     return path.read_bytes()
 
@@ -498,7 +495,8 @@ STORE_CASES = [
 
 
 @pytest.mark.parametrize("how", STORE_CASES)
-def test_corrupted_log_line_is_rescored_and_the_file_matches(tmp_path: Path, how: str) -> None:
+def test_corrupted_log_line_is_rescored_and_the_file_matches(tmp_path: Path, how: str,
+                                                             fake_judge: FakeJudgeFactory) -> None:
     reference = scored_file(tmp_path / "ref.jsonl")
     store = ResultStore(tmp_path / "log")
     scored_file(tmp_path / "first.jsonl", store)
@@ -506,7 +504,7 @@ def test_corrupted_log_line_is_rescored_and_the_file_matches(tmp_path: Path, how
     first = json.loads(lines[0])
     store.path.write_bytes(corrupt(first["key"], first["result"], how) + b"\n" + b"".join(lines[1:]))
 
-    fake = tox_judge()
+    fake = fake_judge(TOX_ANSWERS)
     ev = evaluate(ROWS, [toxicity_scorer(fake)], batch_size=4, store=ResultStore(tmp_path / "log"))
     assert ev.summary["toxicity"].resumed == len(ROWS) - 1
     assert sum(len(c.prompts) for c in fake.calls if c.schema_names[0] == "ToxicityVerdicts") == 1
@@ -516,10 +514,11 @@ def test_corrupted_log_line_is_rescored_and_the_file_matches(tmp_path: Path, how
 
 # --- Crash safety and determinism. -------------------------------------------------------------
 
-def test_crash_while_writing_keeps_the_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_crash_while_writing_keeps_the_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     fake_judge: FakeJudgeFactory) -> None:
     target = tmp_path / "out.jsonl"
     before = scored_file(target)
-    dataset = evaluate(ROWS, [toxicity_scorer(tox_judge())]).dataset
+    dataset = evaluate(ROWS, [toxicity_scorer(fake_judge(TOX_ANSWERS))]).dataset
     real_dumps, calls = json.dumps, []
 
     def failing_dumps(*args: Any, **kwargs: Any) -> str:
@@ -538,9 +537,9 @@ def test_crash_while_writing_keeps_the_previous_file(tmp_path: Path, monkeypatch
 
 @pytest.mark.parametrize("suffix", [".jsonl", ".parquet"])
 def test_crash_at_the_rename_keeps_the_previous_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     suffix: str) -> None:
+                                                     suffix: str, fake_judge: FakeJudgeFactory) -> None:
     target = tmp_path / f"out{suffix}"
-    dataset = evaluate(ROWS, [toxicity_scorer(tox_judge())]).dataset
+    dataset = evaluate(ROWS, [toxicity_scorer(fake_judge(TOX_ANSWERS))]).dataset
     write_table(dataset.select(range(2)), target)
     before = target.read_bytes()
 
@@ -561,7 +560,8 @@ def test_output_file_has_the_usual_permissions(tmp_path: Path) -> None:
     assert os.stat(tmp_path / "out.jsonl").st_mode & 0o777 == os.stat(plain).st_mode & 0o777
 
 
-def test_partial_last_line_is_repaired_and_resume_gives_the_same_bytes(tmp_path: Path) -> None:
+def test_partial_last_line_is_repaired_and_resume_gives_the_same_bytes(tmp_path: Path,
+                                                                       fake_judge: FakeJudgeFactory) -> None:
     reference = scored_file(tmp_path / "ref.jsonl")
     store = ResultStore(tmp_path / "log")
     scored_file(tmp_path / "first.jsonl", store)
@@ -572,7 +572,7 @@ def test_partial_last_line_is_repaired_and_resume_gives_the_same_bytes(tmp_path:
     repaired = ResultStore(tmp_path / "log")
     assert repaired.path.read_bytes() == data[:last_start]
     assert len(repaired.load()) == len(ROWS) - 1
-    fake = tox_judge()
+    fake = fake_judge(TOX_ANSWERS)
     ev = evaluate(ROWS, [toxicity_scorer(fake)], batch_size=4, store=repaired)
     assert ev.summary["toxicity"].resumed == len(ROWS) - 1
     write_table(ev.dataset, tmp_path / "resumed.jsonl")

@@ -23,6 +23,7 @@ from localjudge.evaluate import Columns
 from localjudge.judge import FakeJudge, Generation
 from localjudge.prompting import neutralise
 from localjudge.runs import clean_text
+from tests.fakes import Answer, FakeJudgeFactory
 
 FAST = {"n_boot": 200}  # bootstrap resamples: enough to test, quick
 
@@ -36,9 +37,9 @@ def block_text(prompt: list[Mapping[str, str]], name: str) -> str:
     return prompt[-1]["content"].split(f"<<<{name}\n", 1)[1].rsplit(f"\n{name}>>>", 1)[0].strip()
 
 
-def labeled_judge(positives: Mapping[str, int], *, invert: bool = False, probs: bool = True) -> FakeJudge:
-    """A fake judge that answers from the labels: verdict "yes" (hallucinated / faithful / toxic)
-    exactly for label-1 outputs, or exactly for label-0 ones when `invert`.
+def labeled_answers(positives: Mapping[str, int], *, invert: bool = False, probs: bool = True) -> dict[str, Answer]:
+    """Fake-judge answers from the labels: verdict "yes" (hallucinated / faithful / toxic)
+    exactly for label-1 outputs, or exactly for label-0 ones when `invert`; reason the default, "ok".
 
     The claims step turns the output into one claim, "P" or "N", that the verdict step reads.
     With `probs`, verdicts carry label probabilities (0.8 / 0.3 for "yes").
@@ -58,13 +59,12 @@ def labeled_judge(positives: Mapping[str, int], *, invert: bool = False, probs: 
         return {"verdicts": [{"statement": "s", "verdict": "yes" if yes else "no",
                               "severity": "high" if yes else "none", "reason": "r"}]}
 
-    return FakeJudge({
+    return {
         "Claims": lambda p: {"claims": ["P" if positives[block_text(p, "TEXT")] else "N"]},
         "HallucinationVerdicts": verdict,
         "FaithfulnessVerdicts": verdict,
         "ToxicityVerdicts": toxicity,
-        "Reason": lambda p: {"reason": "ok"},
-    })
+    }
 
 
 def builtin_labels() -> dict[str, int]:
@@ -89,8 +89,8 @@ def test_builtin_files_are_balanced_in_every_even_prefix() -> None:
         assert (bench.path.parent / "LICENSE").exists() and (bench.path.parent / "README.md").exists()
 
 
-def test_perfect_judge_scores_auc_one(tmp_path: Path) -> None:
-    report = run_bench(labeled_judge(builtin_labels()), limit=20, out_dir=tmp_path, **FAST)
+def test_perfect_judge_scores_auc_one(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
+    report = run_bench(fake_judge(labeled_answers(builtin_labels())), limit=20, out_dir=tmp_path, **FAST)
     assert [r.benchmark for r in report.results] == list(BENCHMARKS)
     for result in report.results:
         rows = {row.name: row for row in result.table}
@@ -106,8 +106,8 @@ def test_perfect_judge_scores_auc_one(tmp_path: Path) -> None:
     assert rows_of(report, "toxigen")[JUDGE].beats_baselines == "YES"
 
 
-def test_inverted_judge_scores_auc_zero_and_is_flagged(tmp_path: Path) -> None:
-    judge = labeled_judge(builtin_labels(), invert=True)
+def test_inverted_judge_scores_auc_zero_and_is_flagged(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(labeled_answers(builtin_labels(), invert=True))
     report = run_bench(judge, ["begin", "davidson"], limit=20, out_dir=tmp_path, **FAST)
     for result in report.results:
         rows = {row.name: row for row in result.table}
@@ -117,8 +117,9 @@ def test_inverted_judge_scores_auc_zero_and_is_flagged(tmp_path: Path) -> None:
     assert "**NO**" in markdown
 
 
-def test_report_files_are_written(tmp_path: Path) -> None:
-    report = run_bench(labeled_judge(builtin_labels()), ["halueval_qa"], limit=10, out_dir=tmp_path, **FAST)
+def test_report_files_are_written(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(labeled_answers(builtin_labels()))
+    report = run_bench(judge, ["halueval_qa"], limit=10, out_dir=tmp_path, **FAST)
     for name in ("report.md", "report.json", "report.html", "halueval_qa-roc.png", "halueval_qa-hist.png",
                  "scored/halueval_qa.jsonl"):
         assert (tmp_path / name).exists() and name in report.files, name
@@ -155,14 +156,14 @@ def write_custom(tmp_path: Path) -> Path:
     return path
 
 
-def custom_judge(**kwargs: Any) -> FakeJudge:
-    return labeled_judge({key(r["answer"]): int(r["human"].lower() == "yes") for r in CUSTOM}, **kwargs)
+def custom_answers(**kwargs: Any) -> dict[str, Answer]:
+    return labeled_answers({key(r["answer"]): int(r["human"].lower() == "yes") for r in CUSTOM}, **kwargs)
 
 
-def test_custom_labeled_file(tmp_path: Path) -> None:
+def test_custom_labeled_file(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
     bench = custom_benchmark(write_custom(tmp_path), scorer="hallucination", label_col="human", positive="yes",
                              columns=CUSTOM_COLUMNS)
-    report = run_bench(custom_judge(), [bench], out_dir=tmp_path / "out", **FAST)
+    report = run_bench(fake_judge(custom_answers()), [bench], out_dir=tmp_path / "out", **FAST)
     (result,) = report.results
     rows = {row.name: row for row in result.table}
     assert (result.benchmark, result.rows, result.positives, result.scored) == ("mine", 7, 3, 7)
@@ -170,11 +171,11 @@ def test_custom_labeled_file(tmp_path: Path) -> None:
     assert any("1 row(s) were decided without the analyze step" in note for note in result.notes)
 
 
-def test_unscored_rows_are_left_out_and_counted(tmp_path: Path) -> None:
-    script = dict(custom_judge().script)
-    claims = script["Claims"]
-    script["Claims"] = lambda p: "{not json" if "purple" in block_text(p, "TEXT") else claims(p)  # type: ignore[operator]
-    judge = FakeJudge(script)
+def test_unscored_rows_are_left_out_and_counted(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
+    answers = custom_answers()
+    claims = answers["Claims"]
+    answers["Claims"] = lambda p: "{not json" if "purple" in block_text(p, "TEXT") else claims(p)  # type: ignore[operator]
+    judge = fake_judge(answers)
     bench = custom_benchmark(write_custom(tmp_path), scorer="hallucination", label_col="human", positive="yes",
                              columns=CUSTOM_COLUMNS)
     (result,) = run_bench(judge, [bench], out_dir=tmp_path / "out", **FAST).results
@@ -184,9 +185,9 @@ def test_unscored_rows_are_left_out_and_counted(tmp_path: Path) -> None:
     assert [reason.split(":")[0] for reason in result.errors] == ["preprocess step"]
 
 
-def test_bad_labels_fail_before_any_judge_call(tmp_path: Path) -> None:
+def test_bad_labels_fail_before_any_judge_call(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
     path = write_custom(tmp_path)
-    judge = custom_judge()
+    judge = fake_judge(custom_answers())
     typo = custom_benchmark(path, scorer="hallucination", label_col="human", positive="maybe", columns=CUSTOM_COLUMNS)
     with pytest.raises(ValueError, match="every row is negative with positive value 'maybe'.*'no', 'yes', 'YES'"):
         run_bench(judge, [typo])
@@ -230,20 +231,21 @@ def bench_args(*argv: str) -> argparse.Namespace:
     return parser.parse_args(["--quiet", "bench", "--model", "unused-with-a-fake-judge", *argv])
 
 
-def test_cli_on_builtin_benchmarks(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_on_builtin_benchmarks(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                   fake_judge: FakeJudgeFactory) -> None:
     args = bench_args("--benchmark", "toxigen", "--limit", "8", "--bootstrap", "100", "--out-dir", str(tmp_path))
     assert args.func is run_bench_command
-    assert run_bench_command(args, judge=labeled_judge(builtin_labels())) == 0
+    assert run_bench_command(args, judge=fake_judge(labeled_answers(builtin_labels()))) == 0
     out = capsys.readouterr().out
     assert "| toxigen | toxicity | 8/8 | 1.00 [1.00, 1.00] |" in out
     assert (tmp_path / "report.md").exists() and (tmp_path / "toxigen-roc.png").exists()
 
 
-def test_cli_on_a_custom_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_on_a_custom_file(tmp_path: Path, capsys: pytest.CaptureFixture[str], fake_judge: FakeJudgeFactory) -> None:
     args = bench_args("--data", str(write_custom(tmp_path)), "--scorer", "hallucination", "--label-col", "human",
                       "--positive", "yes", "--input-col", "q", "--output-col", "answer", "--context-col", "ref",
                       "--name", "own", "--bootstrap", "100", "--out-dir", str(tmp_path / "out"))
-    assert run_bench_command(args, judge=custom_judge()) == 0
+    assert run_bench_command(args, judge=fake_judge(custom_answers())) == 0
     assert "| own | hallucination | 7/7 |" in capsys.readouterr().out
     report = json.loads((tmp_path / "out" / "report.json").read_text())
     assert report["identity"]["benchmarks"]["own"]["positive"] == "yes"
@@ -255,23 +257,24 @@ def test_cli_on_a_custom_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     (["--data", "x.jsonl", "--scorer", "toxicity", "--positive", "1", "--benchmark", "begin"], "not both"),
     (["--data", "missing.jsonl", "--scorer", "toxicity", "--positive", "1"], "does not exist"),
 ])
-def test_cli_errors_before_the_model(argv: list[str], message: str) -> None:
+def test_cli_errors_before_the_model(argv: list[str], message: str, fake_judge: FakeJudgeFactory) -> None:
     from localjudge.cli.shared import CliError
 
-    judge = custom_judge()
+    judge = fake_judge(custom_answers())
     with pytest.raises((CliError, ValueError, FileNotFoundError), match=message):
         run_bench_command(bench_args(*argv), judge=judge)
     assert judge.calls == []
 
 
-def test_one_label_left_after_unscored_rows_is_reported_not_a_crash(tmp_path: Path) -> None:
-    script = dict(custom_judge().script)
-    claims = script["Claims"]
+def test_one_label_left_after_unscored_rows_is_reported_not_a_crash(tmp_path: Path,
+                                                                    fake_judge: FakeJudgeFactory) -> None:
+    answers = custom_answers()
+    claims = answers["Claims"]
     positive = {key(r["answer"]) for r in CUSTOM if r["human"].lower() == "yes"}
-    script["Claims"] = lambda p: "{bad" if block_text(p, "TEXT") in positive else claims(p)  # type: ignore[operator]
+    answers["Claims"] = lambda p: "{bad" if block_text(p, "TEXT") in positive else claims(p)  # type: ignore[operator]
     bench = custom_benchmark(write_custom(tmp_path), scorer="hallucination", label_col="human", positive="yes",
                              columns=CUSTOM_COLUMNS)
-    (result,) = run_bench(FakeJudge(script), [bench], out_dir=tmp_path / "out", **FAST).results
+    (result,) = run_bench(fake_judge(answers), [bench], out_dir=tmp_path / "out", **FAST).results
     assert (result.scored, result.unscored) == (4, 3)
     judge = {row.name: row for row in result.table}[JUDGE]
     assert judge.auc == Estimate(None) and judge.beats_baselines == "n/a"

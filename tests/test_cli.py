@@ -10,6 +10,7 @@ import pytest
 from localjudge.cli import main
 from localjudge.model_files import ModelPathError, check_model_dir
 from localjudge.tables import read_table, write_table
+from tests.fakes import FakeJudgeFactory
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "scripts" / "example.jsonl"
@@ -109,12 +110,12 @@ def test_toml_sweep_without_tomllib_is_a_clear_error(tmp_path: Path, monkeypatch
         load_config(config)
 
 
-def test_no_resume_data_parallel_merge_scores_each_row_once(tmp_path: Path, monkeypatch) -> None:
+def test_no_resume_data_parallel_merge_scores_each_row_once(tmp_path: Path, monkeypatch,
+                                                            fake_judge: FakeJudgeFactory) -> None:
     """Two ranks with --no-resume, simulated in one process (rank 1, then rank 0, which merges):
     rank 0 judges only its own shard and takes rank 1's rows from the scratch folder, whose stale
     logs (its own, a rank beyond the world) are never read; nothing is left behind."""
     from localjudge.cli import score, shared
-    from tests.test_offline import fake_judge
 
     data, out = tmp_path / "rows.jsonl", tmp_path / "out.jsonl"
     rows = [{"run_id": str(i), "input": "q", "output": f"answer {i}"} for i in range(5)]

@@ -17,13 +17,14 @@ from typing import Any
 
 import pytest
 
-from localjudge import FakeJudge, Generation, toxicity_scorer
+from localjudge import Generation, toxicity_scorer
 from localjudge.cli import build_parser, shared
+from localjudge.cli.sweep import load_config
 from localjudge.evaluate import evaluate
 from localjudge.judge import TOO_LONG
 from localjudge.store import ResultStore
-from localjudge.cli.sweep import load_config
 from localjudge.transformers_judge import context_window
+from tests.fakes import FakeJudgeFactory
 
 UNLIMITED = SimpleNamespace(model_max_length=int(1e30))  # what tokenizers say when they do not know
 
@@ -53,22 +54,22 @@ def test_an_explicit_limit_wins_and_is_checked(caplog: pytest.LogCaptureFixture)
             context_window(SimpleNamespace(max_position_embeddings=8192), UNLIMITED, bad)  # type: ignore[arg-type]
 
 
-def too_long_judge(limit: int) -> FakeJudge:
+def too_long_answers(limit: int) -> dict[str, Any]:
     """Rows whose response is longer than `limit` characters get the backend's too-long error."""
     def answer(prompt: Any) -> Any:
         if len(prompt[-1]["content"]) > limit:
             return Generation("", error=f"prompt of 9000 tokens plus 600 to generate {TOO_LONG} of 8192 tokens")
         return {"verdicts": [{"statement": "s", "verdict": "no", "severity": "none", "reason": "r"}]}
 
-    return FakeJudge({"ToxicityVerdicts": answer, "Reason": lambda p: {"reason": "ok"}})
+    return {"ToxicityVerdicts": answer}  # with the default reason, "ok"
 
 
-def test_a_too_long_row_is_not_stored_so_a_larger_limit_scores_it(tmp_path: Path) -> None:
+def test_a_too_long_row_is_not_stored_so_a_larger_limit_scores_it(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
     rows = [{"input": "q", "output": "short"}, {"input": "q", "output": "long " * 100}]
-    first = evaluate(rows, [toxicity_scorer(too_long_judge(200))], store=ResultStore(tmp_path / "log"))
+    first = evaluate(rows, [toxicity_scorer(fake_judge(too_long_answers(200)))], store=ResultStore(tmp_path / "log"))
     assert first.dataset["toxicity_score"] == [0.0, None]
     assert TOO_LONG in first.dataset["toxicity_error"][1]
-    again = evaluate(rows, [toxicity_scorer(too_long_judge(10**6))], store=ResultStore(tmp_path / "log"))
+    again = evaluate(rows, [toxicity_scorer(fake_judge(too_long_answers(10**6)))], store=ResultStore(tmp_path / "log"))
     assert again.dataset["toxicity_score"] == [0.0, 0.0] and again.summary["toxicity"].resumed == 1
 
 

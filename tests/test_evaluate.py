@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from localjudge import FakeJudge, toxicity_scorer
+from localjudge import toxicity_scorer
 from localjudge.evaluate import Columns, evaluate
 from localjudge.run_evals import run_evals
 from localjudge.store import ResultStore
+from tests.fakes import FakeJudgeFactory
 
 
 def tox_answer(prompt) -> dict:
@@ -25,16 +26,13 @@ def tox_answer(prompt) -> dict:
     }
 
 
-def tox_judge() -> FakeJudge:
-    return FakeJudge({"ToxicityVerdicts": tox_answer, "Reason": lambda p: {"reason": "ok"}})
-
-
+ANSWERS = {"ToxicityVerdicts": tox_answer}  # with the default reason, "ok"
 ROWS = [{"question": f"q{i}", "answer": ("you idiot " if i % 3 == 0 else "fine answer ") * (i + 1)} for i in range(10)]
 COLS = Columns(input="question", output="answer", context=None)
 
 
-def test_evaluate_adds_columns_in_input_order() -> None:
-    judge = tox_judge()
+def test_evaluate_adds_columns_in_input_order(fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(ANSWERS)
     ev = evaluate(ROWS, [toxicity_scorer(judge)], batch_size=4, columns=COLS)
     ds = ev.dataset
     assert len(ds) == 10 and ds["question"] == [f"q{i}" for i in range(10)]
@@ -47,47 +45,47 @@ def test_evaluate_adds_columns_in_input_order() -> None:
     assert [len(c.prompts) for c in judge.calls] == [4, 4, 4, 4, 2, 2]
 
 
-def test_batches_are_length_sorted_within_the_window() -> None:
-    judge = tox_judge()
+def test_batches_are_length_sorted_within_the_window(fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(ANSWERS)
     evaluate(ROWS, [toxicity_scorer(judge)], batch_size=4, columns=COLS)
     first = [p[-1]["content"] for p in judge.calls[0].prompts]
     assert [len(t) for t in first] == sorted((len(t) for t in first), reverse=True)
     assert "q8" in first[0]  # the longest answer goes first
 
 
-def test_unknown_column_and_empty_data() -> None:
+def test_unknown_column_and_empty_data(fake_judge: FakeJudgeFactory) -> None:
     with pytest.raises(ValueError, match="unknown column 'answer'; the data has: question, output"):
-        evaluate([{"question": "q", "output": "x"}], [toxicity_scorer(tox_judge())], columns=COLS)
+        evaluate([{"question": "q", "output": "x"}], [toxicity_scorer(fake_judge(ANSWERS))], columns=COLS)
     with pytest.raises(ValueError, match="no rows"):
-        evaluate([], [toxicity_scorer(tox_judge())])
+        evaluate([], [toxicity_scorer(fake_judge(ANSWERS))])
 
 
-def test_input_column_is_optional() -> None:
-    ev = evaluate([{"output": "fine"}], [toxicity_scorer(tox_judge())], columns=Columns(input=None))
+def test_input_column_is_optional(fake_judge: FakeJudgeFactory) -> None:
+    ev = evaluate([{"output": "fine"}], [toxicity_scorer(fake_judge(ANSWERS))], columns=Columns(input=None))
     assert ev.dataset["toxicity_score"] == [0.0]
 
 
-def test_bad_rows_are_recorded_not_fatal() -> None:
+def test_bad_rows_are_recorded_not_fatal(fake_judge: FakeJudgeFactory) -> None:
     rows = [{"input": "q", "output": "fine"}, {"input": "q", "output": None}, {"input": "q", "output": "you idiot"}]
-    ev = evaluate(rows, [toxicity_scorer(tox_judge())])
+    ev = evaluate(rows, [toxicity_scorer(fake_judge(ANSWERS))])
     assert ev.dataset["toxicity_score"] == [0.0, None, 1.0]
     assert "output is missing" in ev.dataset["toxicity_error"][1]
 
 
-def test_resume_skips_finished_rows_and_gives_the_same_file(tmp_path: Path) -> None:
-    full = evaluate(ROWS, [toxicity_scorer(tox_judge())], batch_size=4, columns=COLS)
+def test_resume_skips_finished_rows_and_gives_the_same_file(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
+    full = evaluate(ROWS, [toxicity_scorer(fake_judge(ANSWERS))], batch_size=4, columns=COLS)
     store = ResultStore(tmp_path / "log")
-    evaluate(ROWS[:6], [toxicity_scorer(tox_judge())], batch_size=4, columns=COLS, store=store)
-    judge = tox_judge()
+    evaluate(ROWS[:6], [toxicity_scorer(fake_judge(ANSWERS))], batch_size=4, columns=COLS, store=store)
+    judge = fake_judge(ANSWERS)
     resumed = evaluate(ROWS, [toxicity_scorer(judge)], batch_size=4, columns=COLS, store=ResultStore(tmp_path / "log"))
     assert sum(len(c.prompts) for c in judge.calls if c.schema_names[0] == "ToxicityVerdicts") == 4
     assert resumed.summary["toxicity"].resumed == 6
     assert resumed.dataset.to_list() == full.dataset.to_list()
 
 
-def test_partial_last_line_is_dropped(tmp_path: Path) -> None:
+def test_partial_last_line_is_dropped(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
     store = ResultStore(tmp_path / "log")
-    evaluate(ROWS[:3], [toxicity_scorer(tox_judge())], columns=COLS, store=store)
+    evaluate(ROWS[:3], [toxicity_scorer(fake_judge(ANSWERS))], columns=COLS, store=store)
     with store.path.open("a") as handle:
         handle.write('{"key": "abc", "result": {"run_id"')  # a crash mid-write
     again = ResultStore(tmp_path / "log")
@@ -95,20 +93,20 @@ def test_partial_last_line_is_dropped(tmp_path: Path) -> None:
     assert again.path.read_text().endswith("\n")
 
 
-def test_corrupted_lines_are_rescored(tmp_path: Path) -> None:
+def test_corrupted_lines_are_rescored(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
     store = ResultStore(tmp_path / "log")
-    evaluate(ROWS[:3], [toxicity_scorer(tox_judge())], columns=COLS, store=store)
+    evaluate(ROWS[:3], [toxicity_scorer(fake_judge(ANSWERS))], columns=COLS, store=store)
     lines = store.path.read_text().splitlines()
     store.path.write_text("\n".join(["garbage", *lines[1:]]) + "\n")
-    judge = tox_judge()
+    judge = fake_judge(ANSWERS)
     ev = evaluate(ROWS[:3], [toxicity_scorer(judge)], columns=COLS, store=ResultStore(tmp_path / "log"))
     assert ev.summary["toxicity"].resumed == 2 and ev.summary["toxicity"].scored == 3
 
 
-def test_out_of_memory_halves_the_batch() -> None:
+def test_out_of_memory_halves_the_batch(fake_judge: FakeJudgeFactory) -> None:
     from localjudge.judge import JudgeOutOfMemory as OutOfMemoryError
 
-    inner = tox_judge()
+    inner = fake_judge(ANSWERS)
 
     class Picky:
         identity = "picky"
@@ -123,8 +121,8 @@ def test_out_of_memory_halves_the_batch() -> None:
     assert ev.summary["toxicity"].oom_backoffs == 1 and ev.summary["toxicity"].scored == 4
 
 
-def test_judge_crash_costs_one_batch_and_is_not_stored(tmp_path: Path) -> None:
-    inner = tox_judge()
+def test_judge_crash_costs_one_batch_and_is_not_stored(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
+    inner = fake_judge(ANSWERS)
 
     class Flaky:
         identity = "flaky"
@@ -140,7 +138,7 @@ def test_judge_crash_costs_one_batch_and_is_not_stored(tmp_path: Path) -> None:
     assert ev.summary["toxicity"].scored == 3 and len(store.load()) == 3  # the failed row retries on resume
 
 
-def test_run_evals_records_target_failures() -> None:
+def test_run_evals_records_target_failures(fake_judge: FakeJudgeFactory) -> None:
     seen = []
 
     def target(question: str) -> str:
@@ -150,7 +148,7 @@ def test_run_evals_records_target_failures() -> None:
 
     result = run_evals(
         [{"input": "rude"}, {"input": "boom"}, {"input": "nice"}],
-        [toxicity_scorer(tox_judge())],
+        [toxicity_scorer(fake_judge(ANSWERS))],
         target,
         on_item_complete=seen.append,
     )
@@ -160,10 +158,10 @@ def test_run_evals_records_target_failures() -> None:
     assert result.scores == {"toxicity-scorer": 0.5} and result.summary.target_errors == 1
 
 
-def test_run_evals_accepts_an_object_target() -> None:
+def test_run_evals_accepts_an_object_target(fake_judge: FakeJudgeFactory) -> None:
     class Agent:
         def generate(self, value: str) -> list[dict]:
             return [{"role": "assistant", "content": f"echo {value}"}]
 
-    result = run_evals([{"input": "hi"}], [toxicity_scorer(tox_judge())], Agent())
+    result = run_evals([{"input": "hi"}], [toxicity_scorer(fake_judge(ANSWERS))], Agent())
     assert result.items[0].scorer_results["toxicity-scorer"].score == 0.0

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_scorer
 from localjudge.chat_template import (
     TEMPLATE_KWARGS,
     common_prefix,
@@ -24,6 +24,7 @@ from localjudge.chat_template import (
     system_role_supported,
 )
 from localjudge.judge import ChatPrompt
+from tests.fakes import make_fake_judge
 
 # name -> (architecture, template renders a system role itself, BOS the template starts with)
 FAMILIES: dict[str, tuple[str, bool, str | None]] = {
@@ -50,13 +51,13 @@ TWO = [{"verdict": "no", "reason": "r"}] * 2
 @cache
 def scorer_prompts() -> tuple[tuple[str, ChatPrompt], ...]:
     """Every prompt the three scorers send for one run (recorded on the fake judge)."""
-    judge = FakeJudge({
-        "Claims": lambda p: CLAIMS,
-        "HallucinationVerdicts": lambda p: {"verdicts": TWO},
-        "FaithfulnessVerdicts": lambda p: {"verdicts": TWO},
-        "ToxicityVerdicts": lambda p: {"verdicts": [{"statement": "s", "verdict": "no", "severity": "none", "reason": "r"}]},
-        "Reason": lambda p: {"reason": "r"},
-    })
+    judge = make_fake_judge(
+        Claims=CLAIMS,
+        HallucinationVerdicts={"verdicts": TWO},
+        FaithfulnessVerdicts={"verdicts": TWO},
+        ToxicityVerdicts={"verdicts": [{"statement": "s", "verdict": "no", "severity": "none", "reason": "r"}]},
+        Reason={"reason": "r"},
+    )
     for factory in (hallucination_scorer, faithfulness_scorer, toxicity_scorer):
         factory(judge).run(RUN)
     return tuple(

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_scorer
 from localjudge.chat_template import common_prefix, head_ids
 from localjudge.judge import ChatPrompt
 from localjudge.schemas import Reason, token_budget
@@ -22,6 +22,7 @@ from localjudge.scorers.claims import Claims
 from localjudge.scorers.faithfulness import FaithfulnessVerdict
 from localjudge.scorers.hallucination import HallucinationVerdict
 from localjudge.scorers.toxicity import ToxicityVerdicts
+from tests.fakes import make_fake_judge
 from tests.test_families import FAMILIES
 
 pytestmark = pytest.mark.slow
@@ -67,11 +68,11 @@ def test_all_scorers_end_to_end(family: str, family_judge) -> None:
 
 def recorded_prompts(outputs: list[str]) -> dict[str, list[ChatPrompt]]:
     """The claims-step and reason-step prompts the hallucination scorer sends for `outputs`."""
-    judge = FakeJudge({
-        "Claims": lambda p: {"claims": ["A claim."]},
-        "HallucinationVerdicts": lambda p: {"verdicts": [{"verdict": "yes", "reason": "r"}]},
-        "Reason": lambda p: {"reason": "r"},
-    })
+    judge = make_fake_judge(
+        Claims={"claims": ["A claim."]},
+        HallucinationVerdicts={"verdicts": [{"verdict": "yes", "reason": "r"}]},
+        Reason={"reason": "r"},
+    )
     hallucination_scorer(judge).run_batch(
         [{"input": "Tell me about the tower.", "output": out, "context": "The tower is 330 m tall."} for out in outputs]
     )

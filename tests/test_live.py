@@ -20,8 +20,9 @@ from typing import Any
 
 import pytest
 
-from localjudge import FakeJudge, toxicity_scorer
+from localjudge import toxicity_scorer
 from localjudge.live import LiveScorer, Sampler, read_results
+from tests.fakes import make_fake_judge
 
 ROOT = Path(__file__).resolve().parent.parent
 CLEAN = {"verdicts": [{"statement": "Fine.", "verdict": "no", "severity": "none", "reason": "Polite."}]}
@@ -31,7 +32,7 @@ class SlowJudge:
     """The scripted toxicity judge, taking `delay` seconds a call; records batch sizes."""
 
     def __init__(self, delay: float = 0.0, fail: bool = False) -> None:
-        self.inner = FakeJudge({"ToxicityVerdicts": lambda p: CLEAN, "Reason": lambda p: {"reason": "ok"}})
+        self.inner = make_fake_judge(ToxicityVerdicts=CLEAN)  # and the default reason, "ok"
         self.identity, self.delay, self.fail = "slow-fake", delay, fail
         self.batches: list[int] = []
         self.lock = threading.Lock()

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from localjudge import (
-    FakeJudge,
     evaluate,
     extract_tool_results,
     faithfulness_scorer,
@@ -25,6 +24,7 @@ from localjudge import (
     toxicity_scorer,
 )
 from localjudge.runs import InvalidRunError, Sample, to_sample
+from tests.fakes import FakeJudgeFactory
 
 
 def mastra_message(role: str, *parts: dict[str, Any], legacy: list[dict[str, Any]] | None = None,
@@ -126,16 +126,13 @@ def test_extract_tool_results_from_mastra_parts_legacy_and_openai() -> None:
     assert extract_tool_results("a plain answer") == [] and extract_tool_results({"text": "x"}) == []
 
 
-def claims_judge() -> FakeJudge:
-    verdicts = lambda p: {"verdicts": [{"verdict": "yes", "reason": "r"}]}  # noqa: E731
-    return FakeJudge({"Claims": lambda p: {"claims": ["It is sunny in Paris."]}, "FaithfulnessVerdicts": verdicts,
-                      "HallucinationVerdicts": verdicts, "Reason": lambda p: {"reason": "ok"}})
+SUNNY = {"Claims": {"claims": ["It is sunny in Paris."]}}  # with the default verdicts, "yes", and reason, "ok"
 
 
-def test_faithfulness_falls_back_to_tool_results_as_mastra_does() -> None:
+def test_faithfulness_falls_back_to_tool_results_as_mastra_does(fake_judge: FakeJudgeFactory) -> None:
     """Mastra's faithfulness example: an agent run with no context given is judged against the
     results of the tools it called."""
-    judge = claims_judge()
+    judge = fake_judge(SUNNY)
     for output in (AGENT_OUTPUT, OPENAI_OUTPUT):
         result = faithfulness_scorer(judge).run({"input": "Weather in Paris?", "output": output})
         assert result.score == 1.0, result.error
@@ -146,19 +143,19 @@ def test_faithfulness_falls_back_to_tool_results_as_mastra_does() -> None:
         faithfulness_scorer(judge).run({"output": "No tools here."})
 
 
-def test_hallucination_gets_tool_results_through_get_context_as_in_mastras_docs() -> None:
+def test_hallucination_gets_tool_results_through_get_context_as_in_mastras_docs(fake_judge: FakeJudgeFactory) -> None:
     """The docs' pattern: getContext: ({ run }) => extractToolResults(run.output).map(t =>
     JSON.stringify({ tool: t.toolName, result: t.result }))."""
     def get_context(*, run: dict[str, Any], **rest: Any) -> list[str]:
         return [json.dumps({"tool": t["tool_name"], "result": t["result"]}) for t in extract_tool_results(run["output"])]
 
-    result = hallucination_scorer(claims_judge(), get_context=get_context).run({"output": AGENT_OUTPUT})
+    result = hallucination_scorer(fake_judge(SUNNY), get_context=get_context).run({"output": AGENT_OUTPUT})
     assert result.score == 1.0 and '"tool": "weather"' in (result.analyze_prompt or "")
     with pytest.raises(InvalidRunError, match="hallucination needs context"):  # no automatic fallback here
-        hallucination_scorer(claims_judge()).run({"output": AGENT_OUTPUT})
+        hallucination_scorer(fake_judge(SUNNY)).run({"output": AGENT_OUTPUT})
 
 
-def test_get_context_is_called_once_per_run_mastras_way_and_sees_the_whole_item() -> None:
+def test_get_context_is_called_once_per_run_mastras_way_and_sees_the_whole_item(fake_judge: FakeJudgeFactory) -> None:
     seen: list[dict[str, Any]] = []
 
     def get_context(*, run: dict[str, Any], results: dict[str, Any], step: str) -> list[str]:
@@ -166,31 +163,31 @@ def test_get_context_is_called_once_per_run_mastras_way_and_sees_the_whole_item(
         return [run["ground_truth"]]
 
     rows = [{"input": "q", "output": "It is sunny.", "ground_truth": f"truth {i}"} for i in range(3)]
-    ev = evaluate(rows, [hallucination_scorer(claims_judge(), get_context=get_context)], batch_size=2)
+    ev = evaluate(rows, [hallucination_scorer(fake_judge(SUNNY), get_context=get_context)], batch_size=2)
     assert len(seen) == 3 and all(s["step"] == "analyze" and s["results"] == {} for s in seen)
     assert [s["run"]["ground_truth"] for s in seen] == ["truth 0", "truth 1", "truth 2"]
     assert ev.summary["hallucination"].scored == 3
 
 
-def test_get_context_may_be_async_or_take_the_run_alone() -> None:
+def test_get_context_may_be_async_or_take_the_run_alone(fake_judge: FakeJudgeFactory) -> None:
     async def fetch(*, run: dict[str, Any], **rest: Any) -> list[str]:
         await asyncio.sleep(0)
         return ["It is sunny in Paris."]
 
     for hook in (fetch, lambda r: ["It is sunny in Paris."]):
-        result = hallucination_scorer(claims_judge(), get_context=hook).run({"output": "Sunny."})
+        result = hallucination_scorer(fake_judge(SUNNY), get_context=hook).run({"output": "Sunny."})
         assert result.score == 1.0 and "sunny in Paris" in (result.analyze_prompt or "")
 
     async def inside_a_loop() -> float | None:  # a notebook or server already running a loop
-        return hallucination_scorer(claims_judge(), get_context=fetch).run({"output": "Sunny."}).score
+        return hallucination_scorer(fake_judge(SUNNY), get_context=fetch).run({"output": "Sunny."}).score
 
     assert asyncio.run(inside_a_loop()) == 1.0
 
 
-def test_mastra_toxicity_example_and_run_evals_on_an_agent_like_target() -> None:
+def test_mastra_toxicity_example_and_run_evals_on_an_agent_like_target(fake_judge: FakeJudgeFactory) -> None:
     """runEvals({ data, scorers, target }) with a target returning agent messages with a tool call."""
     toxic = {"verdicts": [{"statement": "s", "verdict": "no", "severity": "none", "reason": "r"}]}
-    judge = FakeJudge({**claims_judge().script, "ToxicityVerdicts": lambda p: toxic})
+    judge = fake_judge(SUNNY, ToxicityVerdicts=toxic)
 
     def agent(prompt: str) -> list[dict[str, Any]]:
         return [mastra_message("assistant", tool_part("c1", "weather", WEATHER), text_part(f"Re: {prompt} It is sunny."))]
@@ -201,12 +198,12 @@ def test_mastra_toxicity_example_and_run_evals_on_an_agent_like_target() -> None
     assert [item.scorer_results["toxicity-scorer"].run_id for item in result.items] == ["a", "b"]
 
 
-def test_mastras_hallucination_example_with_static_context() -> None:
+def test_mastras_hallucination_example_with_static_context(fake_judge: FakeJudgeFactory) -> None:
     """createHallucinationScorer({ model, options: { context: [...] } }) on Mastra's
     createTestRun shapes: input as chat messages, output as an assistant {text} object."""
-    judge = FakeJudge({"Claims": lambda p: {"claims": ["The first iPhone was released in 2007."]},
-                       "HallucinationVerdicts": lambda p: {"verdicts": [{"verdict": "no", "reason": "Stated."}]},
-                       "Reason": lambda p: {"reason": "The context states 2007."}})
+    judge = fake_judge(Claims={"claims": ["The first iPhone was released in 2007."]},
+                       HallucinationVerdicts={"verdicts": [{"verdict": "no", "reason": "Stated."}]},
+                       Reason={"reason": "The context states 2007."})
     scorer = hallucination_scorer(judge, context=["The first iPhone was announced on January 9, 2007."])
     result = scorer.run({"input": [{"role": "user", "content": "When was the first iPhone released?"}],
                          "output": {"role": "assistant", "text": "The first iPhone was released in 2007."}})

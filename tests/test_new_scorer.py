@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import pytest
 
-from localjudge import FakeJudge, Generation, JudgeStep, create_scorer, evaluate, run_evals
+from localjudge import Generation, JudgeStep, create_scorer, evaluate, run_evals
 from localjudge.bench.data import custom_benchmark
 from localjudge.bench.run import run_bench
 from localjudge.cli import main, shared
@@ -24,6 +24,7 @@ from localjudge.result import ERROR_KINDS, TRANSIENT_ERRORS
 from localjudge.schemas import ReasonText, Strict
 from localjudge.scorers import SCORERS, register_scorer
 from localjudge.store import RECORD_FORMAT, ResultStore
+from tests.fakes import FakeJudgeFactory, make_fake_judge
 
 
 class Brevity(Strict):
@@ -41,12 +42,13 @@ def brevity_scorer(judge: Any, *, scale: float = 1.0, get_context: Any = None) -
             .generate_score(lambda run, results: float(results["analyze_step_result"]["verdict"] == "short")))
 
 
-def brevity_judge() -> FakeJudge:
+def brevity_answer(prompt: Any) -> dict[str, str]:
     """Says "short" exactly when the answer has at most five words: a perfect judge on ROWS."""
-    def answer(prompt: Any) -> dict[str, str]:
-        words = prompt[-1]["content"].split("<<<ANSWER\n", 1)[1].split("\nANSWER>>>", 1)[0].split()
-        return {"verdict": "short" if len(words) <= 5 else "long", "reason": "Counted."}
-    return FakeJudge({"Brevity": answer}, identity="brevity-fake")
+    words = prompt[-1]["content"].split("<<<ANSWER\n", 1)[1].split("\nANSWER>>>", 1)[0].split()
+    return {"verdict": "short" if len(words) <= 5 else "long", "reason": "Counted."}
+
+
+BREVITY = {"Brevity": brevity_answer}
 
 
 ROWS = [{"id": str(i), "input": "Q?", "output": " ".join(["word"] * n), "context": "notes", "label": int(n <= 5)}
@@ -66,8 +68,8 @@ def write_rows(path: Path) -> Path:
     return path
 
 
-def test_the_scorer_knows_its_facts() -> None:
-    scorer = brevity_scorer(brevity_judge())
+def test_the_scorer_knows_its_facts(fake_judge: FakeJudgeFactory) -> None:
+    scorer = brevity_scorer(fake_judge(BREVITY, identity="brevity-fake"))
     assert (scorer.positive, scorer.higher_is_better) == ("short", True)
     assert scorer.shown_fields == {"output", "context"}  # read off its prompts, not declared
 
@@ -77,13 +79,14 @@ def test_registering_a_taken_name_is_an_error(registered: None) -> None:
         register_scorer("brevity", brevity_scorer)
 
 
-def test_a_new_scorer_runs_through_evaluate_and_bench(registered: None, tmp_path: Path) -> None:
+def test_a_new_scorer_runs_through_evaluate_and_bench(registered: None, tmp_path: Path,
+                                                      fake_judge: FakeJudgeFactory) -> None:
     calls: list[str] = []
 
     def counting(judge: Any, scale: float = 1.0) -> Any:
         return brevity_scorer(judge, scale=scale, get_context=lambda run: calls.append(run["run_id"]) or "notes")
 
-    ev = evaluate(ROWS, [counting(brevity_judge())])
+    ev = evaluate(ROWS, [counting(fake_judge(BREVITY, identity="brevity-fake"))])
     assert ev.dataset["brevity_score"] == [float(r["label"]) for r in ROWS]
     assert sorted(calls) == sorted(str(i) for i in range(len(ROWS)))  # once per row
     calls.clear()
@@ -91,7 +94,7 @@ def test_a_new_scorer_runs_through_evaluate_and_bench(registered: None, tmp_path
 
     registry.SCORERS["brevity"] = counting
     bench = custom_benchmark(write_rows(tmp_path / "brevity.jsonl"), scorer="brevity")
-    (result,) = run_bench(brevity_judge(), [bench], n_boot=50).results
+    (result,) = run_bench(fake_judge(BREVITY, identity="brevity-fake"), [bench], n_boot=50).results
     assert len(calls) == len(ROWS)  # the bench reads the evaluation's samples: get_context once per row
     assert result.positive_means == "short"
     judge_row = next(row for row in result.table if row.name == "judge score")
@@ -101,8 +104,9 @@ def test_a_new_scorer_runs_through_evaluate_and_bench(registered: None, tmp_path
 
 
 def test_a_new_scorer_runs_through_the_cli(registered: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                           capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(shared, "build_judge", lambda args, device_map=None: brevity_judge())
+                                           capsys: pytest.CaptureFixture[str], fake_judge: FakeJudgeFactory) -> None:
+    monkeypatch.setattr(shared, "build_judge",
+                        lambda args, device_map=None: fake_judge(BREVITY, identity="brevity-fake"))
     data = write_rows(tmp_path / "rows.jsonl")
     out = tmp_path / "scored.jsonl"
     assert main(["--quiet", "score", "--model", "unused", "--scorer", "brevity", "--data", str(data),
@@ -140,10 +144,6 @@ def kind_scorer(judge: Any, fail: str = "") -> Any:
             .generate_score(lambda run, results: 2.0 if fail == "score" else 1.0))
 
 
-def answer_with(text: str | Generation) -> FakeJudge:
-    return FakeJudge({"Words": lambda prompt: text})
-
-
 class Crashing:
     identity = "crashing"
 
@@ -153,14 +153,14 @@ class Crashing:
 
 GOOD = '{"verdict":"yes","reason":"Fine."}'
 KINDS = [
-    pytest.param(kind_scorer(answer_with(GOOD), "context"), "invalid_run", id="invalid_run"),
-    pytest.param(kind_scorer(answer_with(Generation("", error=f"prompt {TOO_LONG}", error_kind="too_long"))),
+    pytest.param(kind_scorer(make_fake_judge(Words=GOOD), "context"), "invalid_run", id="invalid_run"),
+    pytest.param(kind_scorer(make_fake_judge(Words=Generation("", error=f"prompt {TOO_LONG}", error_kind="too_long"))),
                  "too_long", id="too_long"),
     pytest.param(kind_scorer(Crashing()), "judge_failed", id="judge_failed"),
-    pytest.param(kind_scorer(answer_with('{"verdict":"maybe"')), "invalid_output", id="invalid_output"),
-    pytest.param(kind_scorer(answer_with(GOOD), "finish"), "unscorable", id="unscorable"),
-    pytest.param(kind_scorer(answer_with(GOOD), "prompt"), "step_error", id="step_error-prompt"),
-    pytest.param(kind_scorer(answer_with(GOOD), "score"), "step_error", id="step_error-score"),
+    pytest.param(kind_scorer(make_fake_judge(Words='{"verdict":"maybe"')), "invalid_output", id="invalid_output"),
+    pytest.param(kind_scorer(make_fake_judge(Words=GOOD), "finish"), "unscorable", id="unscorable"),
+    pytest.param(kind_scorer(make_fake_judge(Words=GOOD), "prompt"), "step_error", id="step_error-prompt"),
+    pytest.param(kind_scorer(make_fake_judge(Words=GOOD), "score"), "step_error", id="step_error-score"),
 ]
 
 
@@ -175,17 +175,18 @@ def test_every_unscored_result_says_its_kind(scorer: Any, kind: str, tmp_path: P
     assert bool(store.load()) == (kind not in TRANSIENT_ERRORS | {"invalid_run"})
 
 
-def test_a_failed_target_is_its_own_kind() -> None:
+def test_a_failed_target_is_its_own_kind(fake_judge: FakeJudgeFactory) -> None:
     def target(item: Any) -> str:
         raise RuntimeError("target exploded")
 
-    outcome = run_evals(data=[{"input": "Q?"}], scorers=[kind_scorer(answer_with(GOOD))], target=target)
+    outcome = run_evals(data=[{"input": "Q?"}], scorers=[kind_scorer(fake_judge(Words=GOOD))], target=target)
     assert outcome.items[0].scorer_results["kinds-scorer"].error_kind == "target_failed"
     assert set(ERROR_KINDS) >= {p.values[1] for p in KINDS} | {"target_failed"}
 
 
-def test_records_of_another_format_are_not_resumed(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    scorer = kind_scorer(answer_with(GOOD))
+def test_records_of_another_format_are_not_resumed(tmp_path: Path, caplog: pytest.LogCaptureFixture,
+                                                   fake_judge: FakeJudgeFactory) -> None:
+    scorer = kind_scorer(fake_judge(Words=GOOD))
     store = ResultStore(tmp_path / "log")
     evaluate([{"input": "Q?", "output": "An answer."}], [scorer], store=store)
     (line,) = store.path.read_text().splitlines()

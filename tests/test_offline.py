@@ -19,13 +19,14 @@ from typing import Any
 
 import pytest
 
-from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_scorer
 from localjudge.cli import main as cli_main
 from localjudge.cli import shared as cli_shared
 from localjudge.evaluate import evaluate
 from localjudge.model_files import ModelPathError, check_model_dir
 from localjudge.store import ResultStore
 from localjudge.tables import read_table, write_table
+from tests.fakes import FakeJudgeFactory
 
 PACKAGE = Path(__file__).resolve().parent.parent / "localjudge"
 DOWNLOADERS = {"hf_hub_download", "snapshot_download", "load_dataset", "urlopen", "urlretrieve"}
@@ -68,19 +69,7 @@ def test_network_is_really_blocked(block_network: list[str]) -> None:
     block_network.clear()  # those two were ours
 
 
-def fake_judge() -> FakeJudge:
-    verdict = {"verdict": "yes", "reason": "r"}
-    return FakeJudge({
-        "Claims": lambda p: {"claims": ["A claim."]},
-        "HallucinationVerdicts": lambda p: {"verdicts": [verdict]},
-        "FaithfulnessVerdicts": lambda p: {"verdicts": [verdict]},
-        "ToxicityVerdicts": lambda p: {"verdicts": [{"statement": "s", "verdict": "no", "severity": "none",
-                                                      "reason": "r"}]},
-        "Reason": lambda p: {"reason": "ok"},
-    })
-
-
-def test_evaluate_end_to_end_offline(block_network: list[str], tmp_path: Path) -> None:
+def test_evaluate_end_to_end_offline(block_network: list[str], tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
     judge = fake_judge()
@@ -92,7 +81,8 @@ def test_evaluate_end_to_end_offline(block_network: list[str], tmp_path: Path) -
     assert read_table(tmp_path / "out.parquet").num_rows == 2
 
 
-def test_cli_end_to_end_offline(block_network: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_end_to_end_offline(block_network: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                fake_judge: FakeJudgeFactory) -> None:
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
     monkeypatch.setattr(cli_shared, "build_judge", lambda args, device_map=None: fake_judge())
@@ -166,12 +156,12 @@ from localjudge.cli import main, shared
 from localjudge.evaluate import evaluate
 from localjudge.store import ResultStore
 from localjudge.tables import read_table, write_table
-from tests.test_offline import fake_judge
+from tests.fakes import make_fake_judge
 
 data, out = Path(sys.argv[1]), Path(sys.argv[2])
-shared.build_judge = lambda args, device_map=None: fake_judge()
+shared.build_judge = lambda args, device_map=None: make_fake_judge()
 for source in sorted(data.iterdir()):
-    judge = fake_judge()
+    judge = make_fake_judge()
     result = evaluate(read_table(source), [hallucination_scorer(judge), toxicity_scorer(judge)],
                       store=ResultStore(out / f"{source.name}.progress"), batch_size=1)
     write_table(result.dataset, out / f"{source.name}.jsonl")

@@ -26,14 +26,13 @@ from localjudge.model_files import check_model_dir, file_sha256
 from localjudge.scorer import Scorer
 from localjudge.scorers import toxicity, verdicts
 from localjudge.store import ResultStore
+from tests.fakes import FakeJudgeFactory
 
 ROWS = [{"input": f"q{i}", "output": f"Answer {i}. <<<x>>> {'you idiot' if i % 2 else 'fine'}."} for i in range(4)]
 TOXIC = {"verdicts": [{"statement": "s", "verdict": "yes", "severity": "high", "reason": "r"}]}
 
 
-def judge() -> FakeJudge:
-    verdicts = lambda p: TOXIC  # noqa: E731
-    return FakeJudge({"ToxicityVerdicts": verdicts, "LooserVerdicts": verdicts, "Reason": lambda p: {"reason": "ok"}})
+ANSWERS = {"ToxicityVerdicts": TOXIC, "LooserVerdicts": TOXIC}  # with the default reason, "ok"
 
 
 def judged_rows(fake: FakeJudge) -> int:
@@ -80,19 +79,20 @@ EDITS: dict[str, Callable[[Scorer, pytest.MonkeyPatch], Scorer]] = {
 }
 
 
-def test_an_unchanged_setup_resumes_everything(tmp_path: Path) -> None:
-    evaluate(ROWS, [toxicity_scorer(judge())], store=ResultStore(tmp_path / "log"))
-    again = judge()
+def test_an_unchanged_setup_resumes_everything(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
+    evaluate(ROWS, [toxicity_scorer(fake_judge(ANSWERS))], store=ResultStore(tmp_path / "log"))
+    again = fake_judge(ANSWERS)
     resumed = evaluate(ROWS, [toxicity_scorer(again)], store=ResultStore(tmp_path / "log"))
     assert resumed.summary["toxicity"].resumed == len(ROWS) and again.calls == []
 
 
 @pytest.mark.parametrize("edit", EDITS)
 def test_an_edited_prompt_rescores_without_a_version_bump(edit: str, tmp_path: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    original = toxicity_scorer(judge())
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          fake_judge: FakeJudgeFactory) -> None:
+    original = toxicity_scorer(fake_judge(ANSWERS))
     evaluate(ROWS, [original], store=ResultStore(tmp_path / "log"))
-    fake = judge()
+    fake = fake_judge(ANSWERS)
     judge_of[:] = [fake]
     edited = EDITS[edit](toxicity_scorer(fake), monkeypatch)
     assert edited.version == original.version  # nobody bumped the label
@@ -101,8 +101,8 @@ def test_an_edited_prompt_rescores_without_a_version_bump(edit: str, tmp_path: P
     assert result.summary["toxicity"].resumed == 0 and judged_rows(fake) == len(ROWS)
 
 
-def test_prompt_hashes_differ_by_scorer_and_are_stable() -> None:
-    hashes = [f(judge()).prompt_hash for f in (hallucination_scorer, faithfulness_scorer, toxicity_scorer)]
+def test_prompt_hashes_differ_by_scorer_and_are_stable(fake_judge: FakeJudgeFactory) -> None:
+    hashes = [f(fake_judge(ANSWERS)).prompt_hash for f in (hallucination_scorer, faithfulness_scorer, toxicity_scorer)]
     assert len(set(hashes)) == 3
     assert hashes == [f(FakeJudge({})).prompt_hash for f in (hallucination_scorer, faithfulness_scorer, toxicity_scorer)]
 

@@ -13,6 +13,7 @@ from localjudge import (
     hallucination_scorer,
     toxicity_scorer,
 )
+from tests.fakes import Answer, FakeJudgeFactory
 
 CONTEXT = "The Eiffel Tower in Paris was completed in 1889."
 
@@ -21,16 +22,14 @@ def verdicts(*labels: str) -> dict:
     return {"verdicts": [{"verdict": label, "reason": f"because {i}"} for i, label in enumerate(labels)]}
 
 
-def claim_judge(labels: list[str], reason: str = "Explained.") -> FakeJudge:
+def claim_answers(labels: list[str], reason: str = "Explained.") -> dict[str, Answer]:
     claims = [f"Claim number {i}." for i in range(len(labels))]
-    return FakeJudge(
-        {
-            "Claims": [{"claims": claims}],
-            "HallucinationVerdicts": [verdicts(*labels)],
-            "FaithfulnessVerdicts": [verdicts(*labels)],
-            "Reason": [{"reason": reason}],
-        }
-    )
+    return {
+        "Claims": [{"claims": claims}],
+        "HallucinationVerdicts": [verdicts(*labels)],
+        "FaithfulnessVerdicts": [verdicts(*labels)],
+        "Reason": [{"reason": reason}],
+    }
 
 
 RUN = {"input": "When was it built?", "output": "It was built in 1889 in Paris.", "context": CONTEXT}
@@ -49,8 +48,9 @@ RUN = {"input": "When was it built?", "output": "It was built in 1889 in Paris."
         (["yes", "no", "no"], 5.0, 1.67),
     ],
 )
-def test_hallucination_score_table(labels: list[str], scale: float, expected: float) -> None:
-    result = hallucination_scorer(claim_judge(labels), scale=scale).run(RUN)
+def test_hallucination_score_table(labels: list[str], scale: float, expected: float,
+                                   fake_judge: FakeJudgeFactory) -> None:
+    result = hallucination_scorer(fake_judge(claim_answers(labels)), scale=scale).run(RUN)
     assert result.score == expected
     assert result.reason == "Explained."
     assert [v["verdict"] for v in result.analyze_step_result["verdicts"]] == labels
@@ -68,26 +68,24 @@ def test_hallucination_score_table(labels: list[str], scale: float, expected: fl
         (["yes", "no", "unsure", "unsure"], 0.25),
     ],
 )
-def test_faithfulness_score_table(labels: list[str], expected: float) -> None:
-    result = faithfulness_scorer(claim_judge(labels)).run(RUN)
+def test_faithfulness_score_table(labels: list[str], expected: float, fake_judge: FakeJudgeFactory) -> None:
+    result = faithfulness_scorer(fake_judge(claim_answers(labels))).run(RUN)
     assert result.score == expected
     assert result.analyze_step_result["verdicts"][0]["claim"] == "Claim number 0."
 
 
-def toxic(statements: list[tuple[str, str]]) -> FakeJudge:
-    return FakeJudge(
-        {
-            "ToxicityVerdicts": [
-                {
-                    "verdicts": [
-                        {"statement": f"S{i}", "verdict": v, "severity": s, "reason": "r"}
-                        for i, (v, s) in enumerate(statements)
-                    ]
-                }
-            ],
-            "Reason": [{"reason": "Explained."}],
-        }
-    )
+def toxicity_answers(statements: list[tuple[str, str]]) -> dict[str, Answer]:
+    return {
+        "ToxicityVerdicts": [
+            {
+                "verdicts": [
+                    {"statement": f"S{i}", "verdict": v, "severity": s, "reason": "r"}
+                    for i, (v, s) in enumerate(statements)
+                ]
+            }
+        ],
+        "Reason": [{"reason": "Explained."}],
+    }
 
 
 @pytest.mark.parametrize(
@@ -102,12 +100,14 @@ def toxic(statements: list[tuple[str, str]]) -> FakeJudge:
         ([("yes", "high"), ("no", "none")], 4.0, 2.0),
     ],
 )
-def test_toxicity_severity_weighted(statements: list[tuple[str, str]], scale: float, expected: float) -> None:
-    assert toxicity_scorer(toxic(statements), scale=scale).run({"input": "q", "output": "text"}).score == expected
+def test_toxicity_severity_weighted(statements: list[tuple[str, str]], scale: float, expected: float,
+                                    fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(toxicity_answers(statements))
+    assert toxicity_scorer(judge, scale=scale).run({"input": "q", "output": "text"}).score == expected
 
 
-def test_toxicity_severity_must_match_verdict() -> None:
-    result = toxicity_scorer(toxic([("no", "high")])).run({"input": "q", "output": "text"})
+def test_toxicity_severity_must_match_verdict(fake_judge: FakeJudgeFactory) -> None:
+    result = toxicity_scorer(fake_judge(toxicity_answers([("no", "high")]))).run({"input": "q", "output": "text"})
     assert result.score is None and "severity" in (result.error or "")
 
 
@@ -123,21 +123,19 @@ def test_empty_output_scores_without_a_judge_call(factory, output: str) -> None:
 
 
 @pytest.mark.parametrize(("factory", "expected"), [(hallucination_scorer, 0.0), (faithfulness_scorer, 3.0)])
-def test_no_claims(factory, expected: float) -> None:
-    judge = FakeJudge({"Claims": [{"claims": []}]})
+def test_no_claims(factory, expected: float, fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(Claims=[{"claims": []}])
     result = factory(judge, scale=3.0).run(RUN)
     assert result.score == expected
     assert "no factual claims" in (result.reason or "")
     assert [c.schema_names for c in judge.calls] == [("Claims",)]
 
 
-def test_repeated_claims_are_judged_once() -> None:
-    judge = FakeJudge(
-        {
-            "Claims": [{"claims": ["Paris is big.", "paris  is big.", "It rains."]}],
-            "HallucinationVerdicts": [verdicts("no", "yes")],
-            "Reason": [{"reason": "r"}],
-        }
+def test_repeated_claims_are_judged_once(fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(
+        Claims=[{"claims": ["Paris is big.", "paris  is big.", "It rains."]}],
+        HallucinationVerdicts=[verdicts("no", "yes")],
+        Reason=[{"reason": "r"}],
     )
     result = hallucination_scorer(judge).run(RUN)
     assert result.preprocess_step_result == {"claims": ["Paris is big.", "It rains."]}
@@ -150,8 +148,8 @@ def test_scale_must_be_positive(scale) -> None:
         hallucination_scorer(FakeJudge({}), scale=scale)
 
 
-def test_result_keeps_every_step_and_prompt() -> None:
-    result = hallucination_scorer(claim_judge(["yes", "no"])).run({**RUN, "run_id": "r1"})
+def test_result_keeps_every_step_and_prompt(fake_judge: FakeJudgeFactory) -> None:
+    result = hallucination_scorer(fake_judge(claim_answers(["yes", "no"]))).run({**RUN, "run_id": "r1"})
     assert result.run_id == "r1"
     assert result.preprocess_step_result == {"claims": ["Claim number 0.", "Claim number 1."]}
     assert "It was built in 1889 in Paris." in (result.preprocess_prompt or "")
@@ -159,16 +157,17 @@ def test_result_keeps_every_step_and_prompt() -> None:
     assert "0.5" in (result.generate_reason_prompt or "")
 
 
-def test_get_context_takes_precedence() -> None:
-    judge = claim_judge(["no"])
+def test_get_context_takes_precedence(fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(claim_answers(["no"]))
     scorer = hallucination_scorer(judge, context="static context", get_context=lambda run: ["from get_context"])
     result = scorer.run(RUN)
     assert "from get_context" in (result.analyze_prompt or "")
     assert "static context" not in (result.analyze_prompt or "")
 
 
-def test_static_context_used_when_run_has_none() -> None:
-    result = hallucination_scorer(claim_judge(["no"]), context=["one", "two"]).run({"input": "q", "output": "a b"})
+def test_static_context_used_when_run_has_none(fake_judge: FakeJudgeFactory) -> None:
+    scorer = hallucination_scorer(fake_judge(claim_answers(["no"])), context=["one", "two"])
+    result = scorer.run({"input": "q", "output": "a b"})
     assert "one\ntwo" in (result.analyze_prompt or "")
 
 
@@ -181,8 +180,8 @@ def test_missing_context_rejected_before_any_call(factory, context) -> None:
     assert judge.calls == []
 
 
-def test_chat_messages_judge_last_assistant_message() -> None:
-    judge = claim_judge(["no"])
+def test_chat_messages_judge_last_assistant_message(fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(claim_answers(["no"]))
     run = {
         "input": [{"role": "system", "content": "sys"}, {"role": "user", "content": "first question"},
                   {"role": "user", "content": "second"}],
