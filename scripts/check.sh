@@ -3,6 +3,6 @@
 # arguments go to pytest, e.g. -m "not slow" for the fast tier). Run after scripts/setup.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/ruff check localjudge tests scripts
+.venv/bin/ruff check localjudge tests scripts examples
 .venv/bin/mypy localjudge
 .venv/bin/python -m pytest "$@"
