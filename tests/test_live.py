@@ -126,7 +126,7 @@ def test_a_slow_judge_never_delays_the_function(tmp_path: Path) -> None:
         start = time.perf_counter()
         wrapped(f"q{i}")
         worst = max(worst, time.perf_counter() - start)
-    assert worst < 0.05  # each call is the function plus microseconds; the judge takes 0.2 s a call
+    assert worst < 0.15  # each call is the function plus microseconds; the judge takes 0.2 s a call
     assert live.close(timeout=60) and live.stats.scored == 30
 
 
