@@ -18,15 +18,7 @@ SHORT_REPEATS = 4  # a run of one or two words must come this many times in a ro
 def repeats(text: str) -> bool:
     """Whether `text` ends with a loop: the same run of 3-12 words twice in a row, or of one or
     two words four times ("very very very very")."""
-    words = text.split()
-    for n in range(MIN_REPEAT_WORDS, 13):
-        if len(words) >= 2 * n and words[-n:] == words[-2 * n:-n]:
-            return True
-    for n in (1, 2):
-        if len(words) >= SHORT_REPEATS * n and all(
-                words[-n:] == words[-(k + 1) * n:-k * n or None] for k in range(1, SHORT_REPEATS)):
-            return True
-    return False
+    return _repeat_length(text.split()) > 0
 
 
 class StringTracker:
