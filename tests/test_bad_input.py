@@ -196,7 +196,8 @@ def test_odd_rows_through_evaluate_keep_every_row(fake_judge: FakeJudgeFactory) 
     data = dataset_from_rows([{**c.run, "run_id": str(i)} for i, c in enumerate(cases)])
     ev = evaluate(data, [hallucination_scorer(fake_judge(SCORES_ONE))], columns=Columns(run_id="run_id"), batch_size=4)
     assert len(ev.dataset) == len(cases)
-    for case, score, error in zip(cases, ev.dataset["hallucination_score"], ev.dataset["hallucination_error"]):
+    scores, errors = ev.dataset["hallucination_score"], ev.dataset["hallucination_error"]
+    for case, score, error in zip(cases, scores, errors, strict=True):
         if case.expect == "invalid":
             assert score is None and error.startswith("invalid run: "), case
         else:
@@ -403,7 +404,7 @@ def test_cli_bad_input_is_one_line_exit_2(capsys: pytest.CaptureFixture[str], fa
     (data_file.parent / "empty.jsonl").write_text("")
     (data_file.parent / "rows.txt").write_text("x")
     base = {"--model": "unused", "--scorer": "toxicity", "--data": str(data_file)}
-    flags = dict(zip(argv[::2], [a.replace("{tmp}", str(data_file.parent)) for a in argv[1::2]]))
+    flags = dict(zip(argv[::2], [a.replace("{tmp}", str(data_file.parent)) for a in argv[1::2]], strict=True))
     args = [x for kv in {**base, **flags}.items() for x in kv]
     code = cli_main(["--quiet", "score", *args])
     err = capsys.readouterr().err

@@ -18,11 +18,11 @@ from localjudge.bench.data import BENCHMARKS, custom_benchmark, is_positive, loa
 from localjudge.bench.run import measure, run_bench
 from localjudge.bench.types import JUDGE, JUDGE_PROB, Estimate
 from localjudge.cli.bench import add_bench_parser, run_bench_command
-from localjudge.scorers import hallucination
 from localjudge.evaluate import Columns
 from localjudge.judge import FakeJudge, Generation
 from localjudge.prompting import neutralise
 from localjudge.runs import clean_text
+from localjudge.scorers import hallucination
 from tests.fakes import Answer, FakeJudgeFactory
 
 FAST = {"n_boot": 200}  # bootstrap resamples: enough to test, quick
@@ -52,7 +52,8 @@ def labeled_answers(positives: Mapping[str, int], *, invert: bool = False, probs
         claim = prompt[-1]["content"].split("Claims to check against the context:\n", 1)[1]
         yes = says_yes(claim.startswith("1. P"))
         text = json.dumps({"verdicts": [{"verdict": "yes" if yes else "no", "reason": "r"}]})
-        return Generation(text, label_probs=({"yes": 0.8, "no": 0.2} if yes else {"yes": 0.3, "no": 0.7},) if probs else ())
+        label_probs = {"yes": 0.8, "no": 0.2} if yes else {"yes": 0.3, "no": 0.7}
+        return Generation(text, label_probs=(label_probs,) if probs else ())
 
     def toxicity(prompt: list[Mapping[str, str]]) -> dict[str, Any]:
         yes = says_yes(bool(positives[block_text(prompt, "RESPONSE")]))
@@ -127,7 +128,8 @@ def test_report_files_are_written(tmp_path: Path, fake_judge: FakeJudgeFactory) 
     data = json.loads((tmp_path / "report.json").read_text())
     ident = data["identity"]
     prompts = hallucination.hallucination_scorer(FakeJudge({})).prompt_hash
-    assert ident["judge"] == "fake-judge" and ident["scorers"] == {"hallucination": f"{hallucination.VERSION}@{prompts}"}
+    assert ident["judge"] == "fake-judge"
+    assert ident["scorers"] == {"hallucination": f"{hallucination.VERSION}@{prompts}"}
     assert {"localjudge", "torch", "transformers", "outlines", "datasets"} <= set(ident["libraries"])
     assert ident["seed"] == 0 and ident["limit"] == 10 and ident["elapsed_seconds"] >= 0
     assert ident["started_utc"].endswith("+00:00") and len(ident["benchmarks"]["halueval_qa"]["sha256"]) == 64

@@ -47,7 +47,10 @@ class TemplateTokenizer:
         return self.template.render(messages=messages, add_generation_prompt=add_generation_prompt, **kwargs)
 
 
-PLAIN = "{% for m in messages %}<{{ m.role }}>{{ m.content }}</>{% endfor %}{% if add_generation_prompt %}<assistant>{% endif %}"
+PLAIN = (
+    "{% for m in messages %}<{{ m.role }}>{{ m.content }}</>{% endfor %}"
+    "{% if add_generation_prompt %}<assistant>{% endif %}"
+)
 REFUSES = "{% if messages[0].role == 'system' %}{{ raise_exception('System role not supported') }}{% endif %}" + PLAIN
 DROPS = "{% for m in messages if m.role != 'system' %}<{{ m.role }}>{{ m.content }}</>{% endfor %}"
 # Mistral v3 / Nemo style: the system text goes into the last user turn

@@ -29,7 +29,8 @@ def run_cli(capsys, *argv: str) -> tuple[int, str]:
          "hub id: localjudge never downloads"),
         (["--model", ".", "--scorer", "toxicity", "--data", str(EXAMPLE)], "not a model directory"),
         (["--model", ".", "--scorer", "toxicity,bogus", "--data", str(EXAMPLE)], "unknown scorer 'bogus'"),
-        (["--model", ".", "--scorer", "toxicity", "--data", "missing.jsonl"], "data file 'missing.jsonl' does not exist"),
+        (["--model", ".", "--scorer", "toxicity", "--data", "missing.jsonl"],
+         "data file 'missing.jsonl' does not exist"),
         (["--model", ".", "--scorer", "toxicity", "--data", str(EXAMPLE), "--output-col", "answer"],
          "unknown column 'answer'"),
         (["--model", ".", "--scorer", "hallucination", "--data", str(EXAMPLE), "--context-col", "docs"],
@@ -74,7 +75,9 @@ def test_tables_round_trip_with_mixed_cells(tmp_path: Path, suffix: str) -> None
     assert again.num_rows == dataset.num_rows == 8 and again.column_names == dataset.column_names
     if suffix == ".jsonl":
         rows = [json.loads(line) for line in out.read_text().splitlines()]
-        assert rows[4]["output"] == [{"role": "assistant", "content": "Water boils at 100 degrees Celsius at sea level."}]
+        assert rows[4]["output"] == [
+            {"role": "assistant", "content": "Water boils at 100 degrees Celsius at sea level."}
+        ]
         assert rows[2]["context"] == ["Hamlet is a tragedy by William Shakespeare.", "It was written around 1600."]
 
 

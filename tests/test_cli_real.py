@@ -100,9 +100,11 @@ def test_sweep_writes_cells_and_summary(model_dir: Path, tmp_path: Path) -> None
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
     for name in ("toxicity", "hallucination"):
-        rows = [json.loads(line) for line in (tmp_path / "results" / "smol" / "ex" / f"{name}.jsonl").read_text().splitlines()]
+        lines = (tmp_path / "results" / "smol" / "ex" / f"{name}.jsonl").read_text().splitlines()
+        rows = [json.loads(line) for line in lines]
         assert len(rows) == 2 and f"{name}_score" in rows[0]
     summary = (tmp_path / "results" / "summary.csv").read_text().splitlines()
     assert summary[0].startswith("model,dataset,scorer") and len(summary) == 3
-    halluc = [json.loads(line) for line in (tmp_path / "results" / "smol" / "ex" / "hallucination.jsonl").read_text().splitlines()]
+    lines = (tmp_path / "results" / "smol" / "ex" / "hallucination.jsonl").read_text().splitlines()
+    halluc = [json.loads(line) for line in lines]
     assert all(r["hallucination_score"] is None or 0 <= r["hallucination_score"] <= 10 for r in halluc)

@@ -85,7 +85,8 @@ def test_a_step_can_have_its_own_judge_and_both_are_in_the_key() -> None:
     scorer = labeler(main).generate_reason(reason)
     result = scorer.run({"output": "fine"})
     assert result.reason == "Because." and result.generate_reason_prompt == "Score 1.0."
-    assert [c.schema_names for c in main.calls] == [("Label",)] and [c.schema_names for c in other.calls] == [("Reason",)]
+    assert [c.schema_names for c in main.calls] == [("Label",)]
+    assert [c.schema_names for c in other.calls] == [("Reason",)]
     assert scorer.key.endswith("/main+other")
 
 
@@ -106,7 +107,9 @@ def test_incomplete_scorers_are_refused_before_any_call() -> None:
 
 def test_a_rule_shortcut_decides_without_the_judge() -> None:
     judge = FakeJudge({"Label": good})
-    scorer = create_scorer("label", judge=judge, shortcut=lambda run, results: (0.0, "Empty.") if not run.output else None)
+    scorer = create_scorer(
+        "label", judge=judge, shortcut=lambda run, results: (0.0, "Empty.") if not run.output else None
+    )
     scorer = scorer.analyze(label_step()).generate_score(lambda run, results: 1.0)
     empty, full = scorer.run_batch([{"output": ""}, {"output": "fine"}])
     assert (empty.score, empty.reason, empty.prob_score) == (0.0, "Empty.", 0.0) and full.score == 1.0

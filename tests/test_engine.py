@@ -134,7 +134,9 @@ def test_untrusted_text_is_delimited_and_cannot_close_its_block() -> None:
     assert "<|im_start|>" not in prompt
 
 
-@pytest.mark.parametrize(("value", "expected"), [(0.125, 0.13), (0.124999, 0.12), (2 / 3, 0.67), (0.005, 0.01), (1.0, 1.0)])
+@pytest.mark.parametrize(
+    ("value", "expected"), [(0.125, 0.13), (0.124999, 0.12), (2 / 3, 0.67), (0.005, 0.01), (1.0, 1.0)]
+)
 def test_round_half_up(value: float, expected: float) -> None:
     assert round_half_up(value) == expected
 
@@ -144,6 +146,10 @@ def test_token_budget_covers_the_bounded_schema() -> None:
 
 
 def test_import_is_light() -> None:
-    code = "import localjudge, sys; heavy = {'torch', 'transformers', 'outlines', 'datasets'} & set(sys.modules); print(sorted(heavy))"
+    code = (
+        "import localjudge, sys; "
+        "heavy = {'torch', 'transformers', 'outlines', 'datasets'} & set(sys.modules); "
+        "print(sorted(heavy))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120).stdout
     assert out.strip() == "[]"

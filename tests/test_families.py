@@ -63,7 +63,7 @@ def scorer_prompts() -> tuple[tuple[str, ChatPrompt], ...]:
     return tuple(
         (f"{name}#{i}", list(prompt))
         for call in judge.calls
-        for i, (name, prompt) in enumerate(zip(call.schema_names, call.prompts))
+        for i, (name, prompt) in enumerate(zip(call.schema_names, call.prompts, strict=True))
     )
 
 

@@ -34,11 +34,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 import pytest
-
 from pydantic import BaseModel
 
-from localjudge import Generation, faithfulness_scorer, hallucination_scorer, toxicity_scorer
-from localjudge import prompting
+from localjudge import Generation, faithfulness_scorer, hallucination_scorer, prompting, toxicity_scorer
 from localjudge.judge import ChatPrompt, JudgeCall
 from localjudge.prompting import neutralise
 from localjudge.scorer import Scorer
@@ -177,7 +175,9 @@ class ObedientJudge:
         for prompt, schema in zip(prompts, schemas, strict=True):
             family = schema.__name__.split("_", 1)[0]
             read = reading(prompt[-1]["content"])
-            steered = read != self.clean[family] or SPECIAL_SHAPES.search(unicodedata.normalize("NFKC", prompt[-1]["content"]))
+            steered = read != self.clean[family] or SPECIAL_SHAPES.search(
+                unicodedata.normalize("NFKC", prompt[-1]["content"])
+            )
             count = schema.model_json_schema().get("properties", {}).get("verdicts", {}).get("minItems", 1)
             answer = STEERED[family](count) if steered else ANSWERS[family]
             out.append(Generation(json.dumps(answer)))
@@ -201,8 +201,8 @@ def test_injected_text_stays_in_its_block(injection: Injection, name: str) -> No
     _, calls, scorer = run_with(name, injected(injection))
     assert [c.schema_names for c in calls] == [c.schema_names for c in clean_calls]
     wanted = expected_blocks(scorer, injected(injection))
-    for clean_call, call in zip(clean_calls, calls):
-        for clean_prompt, prompt in zip(clean_call.prompts, call.prompts):
+    for clean_call, call in zip(clean_calls, calls, strict=True):
+        for clean_prompt, prompt in zip(clean_call.prompts, call.prompts, strict=True):
             assert [m["role"] for m in prompt] == [m["role"] for m in clean_prompt]
             assert prompt[:-1] == clean_prompt[:-1]  # system message and few-shot turns untouched
             user, clean_user = prompt[-1]["content"], clean_prompt[-1]["content"]

@@ -19,7 +19,6 @@ from localjudge.cli import build_parser
 from localjudge.model_files import PICKLE_SUFFIXES, ModelPathError, check_model_dir
 
 
-
 def make_dir(folder: Path, *names: str) -> Path:
     folder.mkdir(exist_ok=True)
     (folder / "config.json").write_text('{"model_type": "llama"}')

@@ -57,7 +57,9 @@ AGENT_OUTPUT = [
 ]
 OPENAI_OUTPUT = [
     {"role": "assistant", "content": None,
-     "tool_calls": [{"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}]},
+     "tool_calls": [
+         {"id": "call_1", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}
+     ]},
     {"role": "tool", "tool_call_id": "call_1", "content": json.dumps(WEATHER)},
     {"role": "assistant", "content": "It is 18 degrees and sunny in Paris."},
 ]
@@ -88,7 +90,8 @@ SHAPES = [  # (id, run, the Sample it must become)
     ("trailing-tool-only", {"runId": "r", "output": [{"role": "assistant", "content": "Answer."}, *OPENAI_OUTPUT[:2]]},
      Sample("r", "", "Answer.")),
     ("tool-calls-only", {"runId": "r", "output": OPENAI_OUTPUT[:2]}, Sample("r", "", "")),
-    ("openai-content-parts", {"runId": "r", "output": [{"role": "assistant", "content": [text_part("a"), text_part("b")]}]},
+    ("openai-content-parts",
+     {"runId": "r", "output": [{"role": "assistant", "content": [text_part("a"), text_part("b")]}]},
      Sample("r", "", "a\nb")),
 ]
 
@@ -147,7 +150,8 @@ def test_hallucination_gets_tool_results_through_get_context_as_in_mastras_docs(
     """The docs' pattern: getContext: ({ run }) => extractToolResults(run.output).map(t =>
     JSON.stringify({ tool: t.toolName, result: t.result }))."""
     def get_context(*, run: dict[str, Any], **rest: Any) -> list[str]:
-        return [json.dumps({"tool": t["tool_name"], "result": t["result"]}) for t in extract_tool_results(run["output"])]
+        tools = extract_tool_results(run["output"])
+        return [json.dumps({"tool": t["tool_name"], "result": t["result"]}) for t in tools]
 
     result = hallucination_scorer(fake_judge(SUNNY), get_context=get_context).run({"output": AGENT_OUTPUT})
     assert result.score == 1.0 and '"tool": "weather"' in (result.analyze_prompt or "")
@@ -190,7 +194,9 @@ def test_mastra_toxicity_example_and_run_evals_on_an_agent_like_target(fake_judg
     judge = fake_judge(SUNNY, ToxicityVerdicts=toxic)
 
     def agent(prompt: str) -> list[dict[str, Any]]:
-        return [mastra_message("assistant", tool_part("c1", "weather", WEATHER), text_part(f"Re: {prompt} It is sunny."))]
+        return [
+            mastra_message("assistant", tool_part("c1", "weather", WEATHER), text_part(f"Re: {prompt} It is sunny."))
+        ]
 
     data = [{"input": "Weather in Paris?", "runId": "a"}, {"input": "And tomorrow?", "runId": "b"}]
     result = run_evals(data, [faithfulness_scorer(judge), toxicity_scorer(judge)], agent)

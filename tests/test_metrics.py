@@ -23,8 +23,8 @@ SCORES, LABELS = [0.1, 0.4, 0.35, 0.8], [0, 0, 1, 1]
 
 
 def pairwise_auc(scores: list[float], labels: list[int]) -> float:
-    pos = [s for s, y in zip(scores, labels) if y]
-    neg = [s for s, y in zip(scores, labels) if not y]
+    pos = [s for s, y in zip(scores, labels, strict=True) if y]
+    neg = [s for s, y in zip(scores, labels, strict=True) if not y]
     wins = sum(1.0 if p > n else 0.5 if p == n else 0.0 for p, n in itertools.product(pos, neg))
     return wins / (len(pos) * len(neg))
 

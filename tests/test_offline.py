@@ -4,7 +4,8 @@ Fast tier: with every socket connection and DNS lookup made to fail (and recorde
 test process, a whole `evaluate` run and a whole `localjudge score` run on the fake judge
 complete; the package source never names a download function; a hub id given as a model path
 gets a hint instead of a download. (The arguments every `from_pretrained` call really receives,
-``local_files_only=True`` among them, are checked at run time in `test_loading_safety.py`.) Slow tier: the real model loads and scores with the network blocked.
+``local_files_only=True`` among them, are checked at run time in `test_loading_safety.py`.)
+Slow tier: the real model loads and scores with the network blocked.
 """
 
 from __future__ import annotations

@@ -19,8 +19,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field
 
-from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
-from localjudge import model_files, prompting
+from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, model_files, prompting, toxicity_scorer
 from localjudge.evaluate import evaluate
 from localjudge.model_files import check_model_dir, file_sha256
 from localjudge.scorer import Scorer
@@ -102,9 +101,10 @@ def test_an_edited_prompt_rescores_without_a_version_bump(edit: str, tmp_path: P
 
 
 def test_prompt_hashes_differ_by_scorer_and_are_stable(fake_judge: FakeJudgeFactory) -> None:
-    hashes = [f(fake_judge(ANSWERS)).prompt_hash for f in (hallucination_scorer, faithfulness_scorer, toxicity_scorer)]
+    factories = (hallucination_scorer, faithfulness_scorer, toxicity_scorer)
+    hashes = [f(fake_judge(ANSWERS)).prompt_hash for f in factories]
     assert len(set(hashes)) == 3
-    assert hashes == [f(FakeJudge({})).prompt_hash for f in (hallucination_scorer, faithfulness_scorer, toxicity_scorer)]
+    assert hashes == [f(FakeJudge({})).prompt_hash for f in factories]
 
 
 @pytest.mark.parametrize("factory", [hallucination_scorer, faithfulness_scorer, toxicity_scorer])
