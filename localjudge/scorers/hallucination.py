@@ -18,7 +18,7 @@ from localjudge.scorer import Scorer
 from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.steps import ContextArg
 
-VERSION = "hallucination-v3"
+VERSION = "hallucination-v4"
 
 
 class HallucinationVerdict(Strict):
