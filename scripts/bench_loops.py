@@ -1,12 +1,11 @@
-"""How often free text loops (with and without the repetition guard) or copies the worked example.
+"""How often free text loops, with and without the repetition guard, on one model.
 
 The same model and rows, scored twice in one process: with the judge's repetition guard off, then
 on (`TransformersJudge(..., repeat_guard=...)`). For every string the judge wrote (claims,
 verdict reasons, statements, the final reason) it counts those that contain a loop — a run of at
 least 3 words said twice in a row, or of 1-2 words four times (`localjudge.processor.repeats`,
 checked at every word) — and reports, per setting: strings written, looping strings (share),
-rows whose final reason loops, unscored rows, rows unscored for replaying a step's worked example
-(`copied_example`) and reasons dropped for it, generated tokens and seconds.
+rows whose final reason loops, unscored rows (cut off), generated tokens and seconds.
 
 Usage:
     .venv/bin/python scripts/bench_loops.py [--model DIR] [--data FILE] [--benchmark NAME --limit N]
@@ -87,13 +86,11 @@ def main(argv: list[str] | None = None) -> None:
         start = time.perf_counter()
         ev = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns)
         seconds = time.perf_counter() - start
-        written = looping = reason_loops = unscored = tokens = copied = copied_reasons = 0
+        written = looping = reason_loops = unscored = tokens = 0
         for name in names:
             for result in ev.results[name]:
                 tokens += result.new_tokens
                 unscored += not result.scored
-                copied += result.error_kind == "copied_example"
-                copied_reasons += bool(result.reason and result.reason.startswith("[no reason: the judge copied"))
                 texts = [*strings(result.preprocess_step_result), *strings(result.analyze_step_result)]
                 texts += [result.reason] if result.reason else []
                 written += len(texts)
@@ -103,7 +100,6 @@ def main(argv: list[str] | None = None) -> None:
         table.append({"repeat guard": "on" if guard else "off", "rows x scorers": rows, "strings": written,
                       "looping strings": f"{looping} ({looping / max(written, 1):.0%})",
                       "looping reasons": f"{reason_loops}/{rows}", "unscored": unscored,
-                      "copied example (unscored)": copied, "copied reasons (dropped)": copied_reasons,
                       "generated tokens": tokens, "seconds": round(seconds, 1)})
     print(f"model {args.model}; {'benchmark ' + args.benchmark if args.benchmark else args.data}; "
           f"scorers {', '.join(names)}")
