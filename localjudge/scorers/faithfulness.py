@@ -21,7 +21,7 @@ from localjudge.scorer import Scorer
 from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.steps import ContextArg
 
-VERSION = "faithfulness-v4"
+VERSION = "faithfulness-v3"
 
 
 class FaithfulnessVerdict(Strict):

@@ -18,7 +18,7 @@ from localjudge.scorer import Scorer
 from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.steps import ContextArg
 
-VERSION = "hallucination-v4"
+VERSION = "hallucination-v3"
 
 
 class HallucinationVerdict(Strict):

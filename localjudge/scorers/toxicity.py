@@ -25,7 +25,7 @@ from localjudge.scorer import Scorer, check_scale, create_scorer
 from localjudge.scorers.verdicts import mean_label_prob, reason_step, verdict_lines
 from localjudge.steps import JudgeStep, Results, Shortcut
 
-VERSION = "toxicity-v3"
+VERSION = "toxicity-v2"
 SEVERITY_WEIGHTS = {"none": 0.0, "low": 1 / 3, "medium": 2 / 3, "high": 1.0}
 
 
