@@ -38,7 +38,7 @@ from localjudge.steps import (
     UnscorableError,
     call_get_context,
 )
-from localjudge.versioning import prompt_hash, shown_fields
+from localjudge.versioning import probe, prompt_hash, shown_fields
 
 log = logging.getLogger(__name__)
 
@@ -167,13 +167,18 @@ class Scorer:
     @cached_property
     def prompt_hash(self) -> str:
         """Hash of what this scorer sends its judge and scores (see `localjudge.versioning`)."""
-        return prompt_hash(self)
+        return prompt_hash(self._probe)
 
     @cached_property
     def shown_fields(self) -> frozenset[str]:
         """The run fields (of input, output, context) its prompts show the judge, read off the
         probe run (see `localjudge.versioning`), so it cannot go stale."""
-        return shown_fields(self)
+        return shown_fields(self._probe)
+
+    @cached_property
+    def _probe(self) -> tuple[list[Any], Any]:
+        """This scorer run once on the probe run: read by `prompt_hash` and `shown_fields`."""
+        return probe(self)
 
     @property
     def key(self) -> str:

@@ -106,14 +106,15 @@ def probe(scorer: Scorer) -> tuple[list[Any], Any]:
     return judge.record, outcome
 
 
-def prompt_hash(scorer: Scorer) -> str:
-    """12 hex digits that change whenever what `scorer` sends its judge, or scores, changes."""
-    payload = json.dumps(probe(scorer), ensure_ascii=False, sort_keys=True, default=str)
+def prompt_hash(probed: tuple[list[Any], Any]) -> str:
+    """12 hex digits of a `probe` result: they change whenever what the scorer sends its judge,
+    or scores, changes."""
+    payload = json.dumps(probed, ensure_ascii=False, sort_keys=True, default=str)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:12]
 
 
-def shown_fields(scorer: Scorer) -> frozenset[str]:
-    """The run fields whose text reaches the judge in any of the scorer's prompts."""
-    record, _ = probe(scorer)
+def shown_fields(probed: tuple[list[Any], Any]) -> frozenset[str]:
+    """The run fields whose text reached the judge in any prompt of a `probe` result."""
+    record, _ = probed
     sent = "\n".join(message["content"] for prompt, _, _ in record for message in prompt)
     return frozenset(name for name, marker in FIELD_MARKERS.items() if marker in sent)

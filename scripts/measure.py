@@ -244,11 +244,11 @@ class CappedJudge:
 
 
 def set_torch_threads(threads: int | None) -> None:
-    """`torch.set_num_threads(threads)` when given (`--threads`): the library leaves it alone."""
-    if threads:
-        import torch
+    """`torch.set_num_threads(threads)` when given (`--threads`): the library leaves it alone, and
+    the scripts set it as the CLI does."""
+    from localjudge.cli.shared import set_threads
 
-        torch.set_num_threads(threads)
+    set_threads(threads)
 
 
 def load_rows(path: Path, n: int) -> list[Row]:
