@@ -23,7 +23,7 @@ DEFAULT_ANSWERS: dict[str, Answer] = {
     "Claims": {"claims": ["A claim."]},
     "HallucinationVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]},
     "FaithfulnessVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]},
-    "ToxicityVerdicts": {"verdicts": [{"statement": "s", "verdict": "no", "severity": "none", "reason": "r"}]},
+    "ToxicityVerdicts": {"verdicts": [{"verdict": "no", "severity": "none", "reason": "r"}]},
     "Reason": {"reason": "ok"},
 }
 
@@ -53,3 +53,16 @@ def _entry(answer: Answer) -> ScriptEntry:
         return cast(ScriptEntry, answer)  # FakeJudge's own entries: a function of the prompt, or a queue
     output = cast(Scripted, answer)
     return lambda prompt: output
+
+
+def toxicity_statements(prompt: ChatPrompt) -> list[str]:
+    """The numbered statements a toxicity analyze prompt shows, in order (numbers stripped)."""
+    lines = str(prompt[-1]["content"]).split("<<<RESPONSE\n", 1)[1].rsplit("\nRESPONSE>>>", 1)[0].split("\n")
+    return [line.split(". ", 1)[1] for line in lines]
+
+
+def toxicity_verdicts(prompt: ChatPrompt, toxic: Callable[[str], bool]) -> dict[str, object]:
+    """One verdict per statement of a toxicity prompt: ``yes``/high where `toxic(statement)`."""
+    return {"verdicts": [{"verdict": "yes", "severity": "high", "reason": "r"} if toxic(s)
+                         else {"verdict": "no", "severity": "none", "reason": "r"}
+                         for s in toxicity_statements(prompt)]}

@@ -68,7 +68,7 @@ from tests.fakes import FakeJudgeFactory, make_fake_judge
 
 CONTEXT = "Paris is the capital of France."
 GOOD = {"input": "Where is Paris?", "output": "Paris is in France.", "context": CONTEXT}
-TOXIC = {"verdicts": [{"statement": "s", "verdict": "yes", "severity": "high", "reason": "r"}]}
+TOXIC = {"verdicts": [{"verdict": "yes", "severity": "high", "reason": "r"}]}
 
 
 # Every judged run scores exactly 1.0: one claim (the default, "A claim."), hallucinated, or toxic; reason "ok".
@@ -443,7 +443,7 @@ def _fresh(path: Path) -> Path:
 def tox_answer(prompt: Any) -> dict[str, Any]:
     """Deterministic: a response mentioning 'idiot' is toxic (high), anything else is not."""
     toxic = "idiot" in prompt[-1]["content"]
-    return {"verdicts": [{"statement": "s", "verdict": "yes" if toxic else "no",
+    return {"verdicts": [{"verdict": "yes" if toxic else "no",
                           "severity": "high" if toxic else "none", "reason": "r"}]}
 
 

@@ -23,7 +23,8 @@ from localjudge.judge import FakeJudge, Generation
 from localjudge.prompting import neutralise
 from localjudge.runs import clean_text
 from localjudge.scorers import hallucination
-from tests.fakes import Answer, FakeJudgeFactory
+from localjudge.scorers.toxicity import statements_of
+from tests.fakes import Answer, FakeJudgeFactory, toxicity_statements, toxicity_verdicts
 
 FAST = {"n_boot": 200}  # bootstrap resamples: enough to test, quick
 
@@ -55,10 +56,11 @@ def labeled_answers(positives: Mapping[str, int], *, invert: bool = False, probs
         label_probs = {"yes": 0.8, "no": 0.2} if yes else {"yes": 0.3, "no": 0.7}
         return Generation(text, label_probs=(label_probs,) if probs else ())
 
+    by_statements = {tuple(statements_of(text)): label for text, label in positives.items()}
+
     def toxicity(prompt: list[Mapping[str, str]]) -> dict[str, Any]:
-        yes = says_yes(bool(positives[block_text(prompt, "RESPONSE")]))
-        return {"verdicts": [{"statement": "s", "verdict": "yes" if yes else "no",
-                              "severity": "high" if yes else "none", "reason": "r"}]}
+        yes = says_yes(bool(by_statements[tuple(toxicity_statements(prompt))]))
+        return toxicity_verdicts(prompt, lambda statement: yes)
 
     return {
         "Claims": lambda p: {"claims": ["P" if positives[block_text(p, "TEXT")] else "N"]},

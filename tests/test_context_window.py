@@ -59,7 +59,7 @@ def too_long_answers(limit: int) -> dict[str, Any]:
     def answer(prompt: Any) -> Any:
         if len(prompt[-1]["content"]) > limit:
             return Generation("", error=f"prompt of 9000 tokens plus 600 to generate {TOO_LONG} of 8192 tokens")
-        return {"verdicts": [{"statement": "s", "verdict": "no", "severity": "none", "reason": "r"}]}
+        return {"verdicts": [{"verdict": "no", "severity": "none", "reason": "r"}]}
 
     return {"ToxicityVerdicts": answer}  # with the default reason, "ok"
 

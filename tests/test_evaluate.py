@@ -11,19 +11,13 @@ from localjudge import toxicity_scorer
 from localjudge.evaluate import Columns, evaluate
 from localjudge.run_evals import run_evals
 from localjudge.store import ResultStore
-from tests.fakes import FakeJudgeFactory
+from tests.fakes import FakeJudgeFactory, toxicity_verdicts
 
 
 def tox_answer(prompt) -> dict:
     """Deterministic fake: a response containing 'idiot' is toxic (high), others are not."""
-    response = prompt[-1]["content"].split("<<<RESPONSE\n", 1)[1]
-    toxic = "idiot" in response
-    return {
-        "verdicts": [
-            {"statement": response[:50] or "x", "verdict": "yes" if toxic else "no",
-             "severity": "high" if toxic else "none", "reason": "r"}
-        ]
-    }
+    toxic = "idiot" in prompt[-1]["content"].split("<<<RESPONSE\n", 1)[1]
+    return toxicity_verdicts(prompt, lambda statement: toxic)
 
 
 ANSWERS = {"ToxicityVerdicts": tox_answer}  # with the default reason, "ok"

@@ -55,7 +55,7 @@ def scorer_prompts() -> tuple[tuple[str, ChatPrompt], ...]:
         Claims=CLAIMS,
         HallucinationVerdicts={"verdicts": TWO},
         FaithfulnessVerdicts={"verdicts": TWO},
-        ToxicityVerdicts={"verdicts": [{"statement": "s", "verdict": "no", "severity": "none", "reason": "r"}]},
+        ToxicityVerdicts={"verdicts": [{"verdict": "no", "severity": "none", "reason": "r"}]},
         Reason={"reason": "r"},
     )
     for factory in (hallucination_scorer, faithfulness_scorer, toxicity_scorer):

@@ -40,7 +40,8 @@ from localjudge import Generation, faithfulness_scorer, hallucination_scorer, pr
 from localjudge.judge import ChatPrompt, JudgeCall
 from localjudge.prompting import neutralise
 from localjudge.scorer import Scorer
-from tests.fakes import FakeJudgeFactory, make_fake_judge
+from localjudge.scorers.toxicity import statements_of
+from tests.fakes import FakeJudgeFactory, make_fake_judge, toxicity_statements
 
 TOKENIZER = Path(__file__).resolve().parent.parent / "models" / "smollm2-135m-instruct" / "tokenizer.json"
 CASES_FILE = Path(__file__).resolve().parent / "data" / "injection_cases.json"
@@ -72,8 +73,8 @@ ANSWERS = {
     "FaithfulnessVerdicts": {"verdicts": [{"verdict": "yes", "reason": "Stated."},
                                           {"verdict": "unsure", "reason": "Not in the context."}]},
     "ToxicityVerdicts": {"verdicts": [
-        {"statement": "The Eiffel Tower is in Paris.", "verdict": "no", "severity": "none", "reason": "Fact."},
-        {"statement": "Only an idiot would not know that.", "verdict": "yes", "severity": "medium",
+        {"verdict": "no", "severity": "none", "reason": "Fact."},
+        {"verdict": "yes", "severity": "medium",
          "reason": "Insult."}]},
     "Reason": {"reason": "Explained."},
 }
@@ -89,26 +90,45 @@ SPECIAL_SHAPES = re.compile(
 )
 
 
+def toxicity_answer(statements: int) -> dict[str, Any]:
+    """ANSWERS' toxicity verdicts, and a "no" for each statement the base run does not have."""
+    verdicts = ANSWERS["ToxicityVerdicts"]["verdicts"]
+    return {"verdicts": verdicts + [{"verdict": "no", "severity": "none", "reason": "Fact."}]
+            * (statements - len(verdicts))}
+
+
 def injected(injection: Injection) -> dict[str, Any]:
     return {**BASE, injection.field: f"{BASE[injection.field]}\n{injection.text}"}
 
 
 def run_with(name: str, run: dict[str, Any]) -> tuple[Any, list[JudgeCall], Scorer]:
-    judge = make_fake_judge(ANSWERS)  # the same JSON whatever the prompt says; SHOWN calls this at import
+    # the same JSON whatever the prompt says (one more "no" per added statement); SHOWN calls this at import
+    judge = make_fake_judge(ANSWERS, ToxicityVerdicts=lambda p: toxicity_answer(len(toxicity_statements(p))))
     scorer = FACTORIES[name](judge)
     return scorer.run(run), judge.calls, scorer
 
 
+# Toxicity's statements come from the output by rule: text added to the output is one more statement,
+# so the verdict count outside the block grows with it. That number is all the data decides there.
+# The reason step's score line changes with them, and its verdict list (in a VERDICTS block) too.
+COUNT = re.compile(r"Give exactly \d+ verdicts|Score: [0-9.]+")
+
+
+def blank_counts(message: str) -> str:
+    return COUNT.sub(lambda m: re.sub(r"[0-9.]+", "N", m[0]), message)
+
+
 def skeleton(message: str) -> str:
     """The message with every block's content blanked: what the untrusted text must not touch."""
-    return BLOCK.sub(lambda m: f"<<<{m[1]}\n...\n{m[1]}>>>", message)
+    return blank_counts(BLOCK.sub(lambda m: f"<<<{m[1]}\n...\n{m[1]}>>>", message))
 
 
 def expected_blocks(scorer: Scorer, run: dict[str, Any]) -> dict[str, str]:
     """Each block name's content as the prompt must show it: the run's clean text, neutralised."""
     sample = scorer.sample(run)
+    statements = "\n".join(f"{i}. {s}" for i, s in enumerate(statements_of(sample.output), 1))
     return {name: neutralise(text) for name, text in [
-        ("TEXT", sample.output), ("RESPONSE", sample.output), ("OUTPUT", sample.output), ("PROMPT", sample.input),
+        ("TEXT", sample.output), ("RESPONSE", statements), ("OUTPUT", sample.output), ("PROMPT", sample.input),
         ("QUESTION", sample.input), ("INPUT", sample.input), ("CONTEXT", "\n".join(sample.context or ())),
     ]}
 
@@ -149,8 +169,8 @@ NAIVE_BLOCK = re.compile(r"<<<([A-Z]+)\n.*?>>>", re.DOTALL)  # a gullible reader
 STEERED = {"Claims": lambda n: {"claims": []},
            "HallucinationVerdicts": lambda n: {"verdicts": [{"verdict": "no", "reason": "Told so."}] * n},
            "FaithfulnessVerdicts": lambda n: {"verdicts": [{"verdict": "yes", "reason": "Told so."}] * n},
-           "ToxicityVerdicts": lambda n: {"verdicts": [{"statement": "x", "verdict": "no", "severity": "none",
-                                                         "reason": "Told so."}]},
+           "ToxicityVerdicts": lambda n: {"verdicts": [{"verdict": "no", "severity": "none",
+                                                         "reason": "Told so."}] * n},
            "Reason": lambda n: {"reason": "Steered."}}
 
 
@@ -158,7 +178,7 @@ def reading(message: str) -> str:
     """What a gullible model takes in: NFKC-folded, invisible characters gone, blocks closed
     at their first `>>>`, block contents not read."""
     text = unicodedata.normalize("NFKC", INVISIBLE.sub("", message))
-    return NAIVE_BLOCK.sub(lambda m: f"<<<{m[1]} ...>>>", text)
+    return blank_counts(NAIVE_BLOCK.sub(lambda m: f"<<<{m[1]} ...>>>", text))
 
 
 class ObedientJudge:
@@ -180,6 +200,8 @@ class ObedientJudge:
             )
             count = schema.model_json_schema().get("properties", {}).get("verdicts", {}).get("minItems", 1)
             answer = STEERED[family](count) if steered else ANSWERS[family]
+            if family == "ToxicityVerdicts" and not steered:  # a statement added to the output: its own verdict
+                answer = toxicity_answer(count)
             out.append(Generation(json.dumps(answer)))
         return out
 
@@ -210,7 +232,8 @@ def test_injected_text_stays_in_its_block(injection: Injection, name: str) -> No
             blocks = BLOCK.findall(user)
             for block_name, content in blocks:
                 assert user.count(f"<<<{block_name}") == 1 and user.count(f"{block_name}>>>") == 1
-                assert content == wanted[block_name]
+                if block_name != "VERDICTS":  # judge-written lines: neutralised, checked below with the rest
+                    assert content == wanted[block_name]
             bare = INVISIBLE.sub("", user)
             assert len(MARKER_RUNS.findall(bare)) == 2 * len(blocks)  # only the real markers
             assert not SPECIAL_SHAPES.search(user), SPECIAL_SHAPES.search(user)
@@ -221,7 +244,12 @@ def test_an_obedient_judge_is_not_steered(injection: Injection, name: str) -> No
     clean = obedient_run(name, BASE)
     result = obedient_run(name, injected(injection))
     assert clean.score == EXPECTED_SCORE[name] and clean.reason == "Explained."
-    assert result.score == clean.score and result.reason == "Explained." and result.error is None
+    assert result.reason == "Explained." and result.error is None
+    if name == "toxicity" and injection.field == "output":  # the added statements get verdicts of their own
+        verdicts, before = result.analyze_step_result["verdicts"], clean.analyze_step_result["verdicts"]
+        assert verdicts[:len(before)] == before and all(v["reason"] == "Fact." for v in verdicts[len(before):])
+        return
+    assert result.score == clean.score
     assert result.analyze_step_result == clean.analyze_step_result
     assert result.preprocess_step_result == clean.preprocess_step_result
 

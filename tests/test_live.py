@@ -25,7 +25,7 @@ from localjudge.live import LiveScorer, Sampler, read_results
 from tests.fakes import make_fake_judge
 
 ROOT = Path(__file__).resolve().parent.parent
-CLEAN = {"verdicts": [{"statement": "Fine.", "verdict": "no", "severity": "none", "reason": "Polite."}]}
+CLEAN = {"verdicts": [{"verdict": "no", "severity": "none", "reason": "Polite."}]}
 
 
 class SlowJudge:

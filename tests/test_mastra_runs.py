@@ -190,7 +190,7 @@ def test_get_context_may_be_async_or_take_the_run_alone(fake_judge: FakeJudgeFac
 
 def test_mastra_toxicity_example_and_run_evals_on_an_agent_like_target(fake_judge: FakeJudgeFactory) -> None:
     """runEvals({ data, scorers, target }) with a target returning agent messages with a tool call."""
-    toxic = {"verdicts": [{"statement": "s", "verdict": "no", "severity": "none", "reason": "r"}]}
+    toxic = {"verdicts": [{"verdict": "no", "severity": "none", "reason": "r"}]}
     judge = fake_judge(SUNNY, ToxicityVerdicts=toxic)
 
     def agent(prompt: str) -> list[dict[str, Any]]:

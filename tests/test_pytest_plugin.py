@@ -75,7 +75,7 @@ def test_the_bounds_are_strict(run: dict[str, str], bounds: dict[str, float], fa
 
 
 def test_a_toxicity_verdict_shows_its_severity() -> None:
-    judge = FakeJudge({"ToxicityVerdicts": [{"verdicts": [{"statement": "You idiot.", "verdict": "yes",
+    judge = FakeJudge({"ToxicityVerdicts": [{"verdicts": [{"verdict": "yes",
                                                            "severity": "high", "reason": "An insult."}]}],
                        "Reason": [{"reason": "Insulting."}]})
     with pytest.raises(AssertionError) as failed:
@@ -250,7 +250,7 @@ def hallucination(prompt):  # the context says 1889
     return {"verdicts": [{"verdict": "yes" if wrong else "no", "reason": "Checked against the context."}]}
 
 JUDGE = FakeJudge({"Claims": claims, "HallucinationVerdicts": hallucination,
-                   "ToxicityVerdicts": lambda prompt: {"verdicts": [{"statement": "s", "verdict": "no",
+                   "ToxicityVerdicts": lambda prompt: {"verdicts": [{"verdict": "no",
                                                                      "severity": "none", "reason": "Polite."}]},
                    "Reason": lambda prompt: {"reason": "Fine."}})
 

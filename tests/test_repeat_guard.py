@@ -43,7 +43,7 @@ def test_drop_repeats(text: str, kept: str) -> None:
 def test_the_engine_drops_what_the_guard_leaves(fake_judge) -> None:
     from localjudge import toxicity_scorer
 
-    looped = {"verdicts": [{"statement": "Hi.", "verdict": "no", "severity": "none",
+    looped = {"verdicts": [{"verdict": "no", "severity": "none",
                             "reason": "It is polite. It is polite."}]}
     judge = fake_judge(ToxicityVerdicts=looped, Reason={"reason": "The score is 0. The score is 0."})
     result = toxicity_scorer(judge).run({"input": "q", "output": "Hi."})

@@ -28,7 +28,7 @@ from localjudge.store import ResultStore
 from tests.fakes import FakeJudgeFactory
 
 ROWS = [{"input": f"q{i}", "output": f"Answer {i}. <<<x>>> {'you idiot' if i % 2 else 'fine'}."} for i in range(4)]
-TOXIC = {"verdicts": [{"statement": "s", "verdict": "yes", "severity": "high", "reason": "r"}]}
+TOXIC = {"verdicts": [{"verdict": "yes", "severity": "high", "reason": "r"}]}
 
 
 ANSWERS = {"ToxicityVerdicts": TOXIC, "LooserVerdicts": TOXIC}  # with the default reason, "ok"

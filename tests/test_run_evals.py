@@ -21,7 +21,7 @@ from tests.fakes import FakeJudgeFactory
 
 def tox_answer(prompt: Any) -> dict[str, Any]:
     toxic = "idiot" in prompt[-1]["content"]
-    return {"verdicts": [{"statement": "s", "verdict": "yes" if toxic else "no",
+    return {"verdicts": [{"verdict": "yes" if toxic else "no",
                           "severity": "high" if toxic else "none", "reason": "r"}]}
 
 

@@ -13,6 +13,8 @@ from localjudge import (
     hallucination_scorer,
     toxicity_scorer,
 )
+from localjudge.runs import Sample
+from localjudge.scorers.toxicity import analyze_schema, statements_of
 from tests.fakes import Answer, FakeJudgeFactory
 
 CONTEXT = "The Eiffel Tower in Paris was completed in 1889."
@@ -79,8 +81,7 @@ def toxicity_answers(statements: list[tuple[str, str]]) -> dict[str, Answer]:
         "ToxicityVerdicts": [
             {
                 "verdicts": [
-                    {"statement": f"S{i}", "verdict": v, "severity": s, "reason": "r"}
-                    for i, (v, s) in enumerate(statements)
+                    {"verdict": v, "severity": s, "reason": "r"} for v, s in statements
                 ]
             }
         ],
@@ -103,12 +104,46 @@ def toxicity_answers(statements: list[tuple[str, str]]) -> dict[str, Answer]:
 def test_toxicity_severity_weighted(statements: list[tuple[str, str]], scale: float, expected: float,
                                     fake_judge: FakeJudgeFactory) -> None:
     judge = fake_judge(toxicity_answers(statements))
-    assert toxicity_scorer(judge, scale=scale).run({"input": "q", "output": "text"}).score == expected
+    output = " ".join(f"Sentence {i}." for i in range(len(statements)))
+    assert toxicity_scorer(judge, scale=scale).run({"input": "q", "output": output}).score == expected
 
 
 def test_toxicity_severity_must_match_verdict(fake_judge: FakeJudgeFactory) -> None:
     result = toxicity_scorer(fake_judge(toxicity_answers([("no", "high")]))).run({"input": "q", "output": "text"})
     assert result.score is None and "severity" in (result.error or "")
+
+
+@pytest.mark.parametrize(("output", "expected"), [
+    ("Hi there. You idiot!  Go away?\nNo", ["Hi there.", "You idiot!", "Go away?", "No"]),
+    ("Pi is 3.14, e.g. a number. \"Quoted.\" Then", ["Pi is 3.14, e.g. a number.", "\"Quoted.\"", "Then"]),
+    ("one line without an end", ["one line without an end"]),
+    (" ".join(f"S{i}." for i in range(23)), ["S0. S1. S2.", "S3. S4. S5.", "S6. S7. S8."]
+     + [f"S{i}. S{i + 1}." for i in range(9, 23, 2)]),
+])
+def test_toxicity_statements_come_from_the_output_by_rule(output: str, expected: list[str]) -> None:
+    assert statements_of(output) == expected
+    assert " ".join(statements_of(output)).split() == output.split()  # every word judged, once, in order
+
+
+def test_toxicity_asks_exactly_one_verdict_per_statement_and_keeps_the_outputs_own(
+        fake_judge: FakeJudgeFactory) -> None:
+    """The judge neither writes nor chooses statements: the grammar takes exactly one verdict per
+    sentence of the output, and each verdict carries that sentence, not judge-written text."""
+    output = "Your code is fine. Only an idiot would write this! Please fix the tests."
+    judge = fake_judge(toxicity_answers([("no", "none"), ("yes", "high"), ("no", "none")]))
+    result = toxicity_scorer(judge).run({"input": "q", "output": output})
+    assert [v["statement"] for v in result.analyze_step_result["verdicts"]] == statements_of(output)
+    assert result.score == 0.33
+    verdicts = analyze_schema(Sample("r", "q", output), {}).model_json_schema()["properties"]["verdicts"]
+    assert verdicts["minItems"] == verdicts["maxItems"] == 3
+    assert "1. Your code is fine.\n2. Only an idiot would write this!\n3. Please fix the tests." in (
+        result.analyze_prompt or "")
+
+
+def test_toxicity_with_too_few_verdicts_is_unscored(fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(toxicity_answers([("no", "none")]))
+    result = toxicity_scorer(judge).run({"input": "q", "output": "Fine. Also fine."})
+    assert result.score is None and result.error_kind == "invalid_output"
 
 
 @pytest.mark.parametrize("factory", [hallucination_scorer, faithfulness_scorer, toxicity_scorer])
