@@ -19,7 +19,7 @@ import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE, block
@@ -97,7 +97,7 @@ def render_analyze(sample: Sample, results: Results) -> str:
     return toxicity_prompt(sample.input, statements_of(sample.output))
 
 
-def analyze_schema(sample: Sample, results: Results) -> type[Strict]:
+def analyze_schema(sample: Sample, results: Results) -> type[BaseModel]:
     """Exactly one verdict per statement of the output."""
     return exactly(ToxicityVerdict, len(statements_of(sample.output)), ToxicityVerdicts)  # type: ignore[arg-type]
 
