@@ -24,6 +24,7 @@ DEFAULT_ANSWERS: dict[str, Answer] = {
     "HallucinationVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]},
     "FaithfulnessVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]},
     "ToxicityVerdicts": {"verdicts": [{"verdict": "no", "severity": "none", "reason": "r"}]},
+    "DirectVerdict": {"verdict": "yes", "reason": "r"},
     "Reason": {"reason": "ok"},
 }
 

@@ -41,7 +41,7 @@ from localjudge.bench.types import JUDGE, JUDGE_PROB, THRESHOLD, BenchReport, Be
 from localjudge.evaluate import evaluate
 from localjudge.judge import Judge
 from localjudge.scorer import Scorer
-from localjudge.scorers import get_scorer_factory
+from localjudge.scorers import build_scorer
 from localjudge.store import ResultStore
 from localjudge.tables import write_table
 
@@ -99,13 +99,14 @@ def measure(series: Series, baselines: dict[str, dict[int, float]], judged: dict
 
 def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int], *, batch_size: int = 8,
               n_boot: int = 1000, seed: int = 0, store_dir: Path | None = None,
-              progress: Callable[[str, int], None] | None = None) -> tuple[BenchResult, Dataset]:
+              progress: Callable[[str, int], None] | None = None, mode: str = "pipeline",
+              ) -> tuple[BenchResult, Dataset]:
     """Score one benchmark's rows (from `load_benchmark`) and measure them against `labels`.
 
     Returns:
         The result and the scored dataset (the rows plus the scorer's columns).
     """
-    scorer = get_scorer_factory(bench.scorer)(judge)
+    scorer = build_scorer(bench.scorer, judge, mode=mode)
     store = ResultStore(store_dir / bench.name) if store_dir is not None else None
     log.info("bench %s: %d rows with the %s scorer", bench.name, len(dataset), scorer.name)
     evaluation = evaluate(dataset, [scorer], batch_size=batch_size, columns=bench.columns, store=store,
@@ -188,7 +189,8 @@ def _notes(positive: str, rows: int, unscored: int, judged: dict[str, list[int]]
 def run_bench(judge: Judge, benchmarks: Sequence[str | Benchmark] | None = None, *,
               scorers: Sequence[str] | None = None, limit: int | None = None, batch_size: int = 8,
               out_dir: str | Path | None = None, n_boot: int = 1000, seed: int = 0, resume: bool = True,
-              html: bool = True, progress: Callable[[str, int], None] | None = None) -> BenchReport:
+              html: bool = True, progress: Callable[[str, int], None] | None = None,
+              mode: str = "pipeline") -> BenchReport:
     """Measure `judge` on benchmarks against their labels and write the report.
 
     Args:
@@ -205,6 +207,7 @@ def run_bench(judge: Judge, benchmarks: Sequence[str | Benchmark] | None = None,
         resume: Reuse and extend the resume logs under `out_dir`.
         html: Also write a self-contained report.html.
         progress: Called with (benchmark name, rows just finished).
+        mode: The scorers' mode: ``"pipeline"`` or ``"direct"`` (see `localjudge.scorers.direct`).
     """
     chosen = select_benchmarks(benchmarks, scorers)
     loaded = [load_benchmark(bench, limit) for bench in chosen]  # every data error before the first model call
@@ -214,7 +217,7 @@ def run_bench(judge: Judge, benchmarks: Sequence[str | Benchmark] | None = None,
     for bench, (dataset, labels) in zip(chosen, loaded, strict=True):
         result, scored = bench_one(judge, bench, dataset, labels, batch_size=batch_size, n_boot=n_boot, seed=seed,
                                    store_dir=out / ".progress" if out is not None and resume else None,
-                                   progress=progress)
+                                   progress=progress, mode=mode)
         results.append(result)
         if out is not None:
             write_table(scored, out / "scored" / f"{bench.name}.jsonl")

@@ -79,7 +79,7 @@ def run_bench_command(args: argparse.Namespace, judge: Judge | None = None) -> i
     try:
         report = run_bench(judge, benchmarks, scorers=scorers, limit=args.limit, batch_size=args.batch_size,
                            out_dir=args.out_dir, n_boot=args.bootstrap, seed=args.seed, resume=not args.no_resume,
-                           html=not args.no_html, progress=bars)
+                           html=not args.no_html, progress=bars, mode=args.mode)
     finally:
         bars.close()
     print(markdown_table(summary_table(report)))
@@ -103,6 +103,7 @@ def add_bench_parser(sub: Any) -> None:
     parser.add_argument("--limit", type=int, default=None,
                         help="first N rows of each benchmark (built-in files stay balanced for even N)")
     parser.add_argument("--batch-size", type=int, default=8, help="rows per judge call (default: 8)")
+    shared.add_mode_flag(parser)
     parser.add_argument("--out-dir", default="bench-results", metavar="DIR", help="default: bench-results")
     parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default: 1000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")

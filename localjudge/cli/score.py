@@ -47,7 +47,7 @@ def run_score(args: argparse.Namespace) -> int:
     elif world > 1:  # --no-resume: the ranks still hand their rows to rank 0, through a scratch folder
         store = ResultStore(scratch_dir(args.out), writer=f"rank-{rank}", fresh=True)
     judge = shared.build_judge(args, device_map=distributed_device() if world > 1 else None)
-    scorers = build_scorers(names, judge, args.scale)
+    scorers = build_scorers(names, judge, args.scale, args.mode)
     bars = Bars(len(dataset) if world == 1 else -(-len(dataset) // world), not args.quiet)
     try:
         result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store,
@@ -133,6 +133,7 @@ def add_score_parser(sub: Any) -> None:
     score.add_argument("--out", default=None, metavar="FILE", help="write results (.jsonl or .parquet)")
     score.add_argument("--batch-size", type=int, default=8, help="rows per judge call (default: 8)")
     score.add_argument("--scale", type=float, default=1.0, help="scores lie in [0, scale] (default: 1)")
+    shared.add_mode_flag(score)
     score.add_argument("--limit", type=int, default=None, help="score only the first N rows")
     score.add_argument("--no-resume", action="store_true",
                        help="do not read or write OUT.progress/ (a data-parallel run exchanges its ranks' rows "

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from localjudge.evaluate import Columns, ScorerSummary
 from localjudge.judge import Judge
 from localjudge.scorer import Scorer, check_scale
-from localjudge.scorers import get_scorer_factory
+from localjudge.scorers import build_scorer, get_scorer_factory
+from localjudge.scorers.direct import MODES
 
 if TYPE_CHECKING:
     from localjudge.transformers_judge import TransformersJudge
@@ -95,8 +96,14 @@ def columns_of(args: argparse.Namespace) -> Columns:
     return Columns(args.input_col or None, args.output_col, args.context_col or None, args.id_col)
 
 
-def build_scorers(names: Sequence[str], judge: Judge, scale: float) -> list[Scorer]:
-    return [get_scorer_factory(name)(judge, scale=scale) for name in names]
+def build_scorers(names: Sequence[str], judge: Judge, scale: float, mode: str = "pipeline") -> list[Scorer]:
+    return [build_scorer(name, judge, scale=scale, mode=mode) for name in names]
+
+
+def add_mode_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--mode", choices=MODES, default="pipeline",
+                        help="pipeline (claims or statements, a verdict each, a reason; the default) or direct "
+                             "(one yes/no question on the whole output, one step, far cheaper)")
 
 
 class Bars:

@@ -26,7 +26,8 @@ from typing import Any
 
 from localjudge.cli.shared import Bars, markdown_table, set_threads, summary_rows
 from localjudge.evaluate import Columns, evaluate
-from localjudge.scorers import get_scorer_factory
+from localjudge.scorers import build_scorer, get_scorer_factory
+from localjudge.scorers.direct import check_mode
 from localjudge.store import ResultStore
 from localjudge.tables import read_table, write_table
 
@@ -74,10 +75,10 @@ def load_config(path: str | Path) -> dict[str, Any]:
     return config
 
 
-def _scorer_spec(entry: Any) -> tuple[str, float]:
+def _scorer_spec(entry: Any) -> tuple[str, float, str]:
     if isinstance(entry, str):
-        return entry, 1.0
-    return entry["name"], float(entry.get("scale", 1.0))
+        return entry, 1.0, "pipeline"
+    return entry["name"], float(entry.get("scale", 1.0)), str(entry.get("mode", "pipeline"))
 
 
 def run_sweep(args: argparse.Namespace) -> int:
@@ -86,8 +87,9 @@ def run_sweep(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     out_dir = Path(config["out_dir"])
     specs = [_scorer_spec(e) for e in config["scorers"]]
-    for name, _ in specs:
+    for name, _, mode in specs:
         get_scorer_factory(name)
+        check_mode(mode)
     table: list[dict[str, Any]] = []
     for model in config["models"]:
         model_name = model.get("name") or Path(model["path"]).name
@@ -102,11 +104,12 @@ def run_sweep(args: argparse.Namespace) -> int:
             columns = Columns(data.get("input_col", "input") or None, data.get("output_col", "output"),
                               data.get("context_col", "context") or None, data.get("id_col"))
             wanted = data.get("scorers")
-            for name, scale in specs:
+            for name, scale, mode in specs:
                 if wanted and name not in wanted:
                     continue
-                out = out_dir / model_name / data_name / f"{name}.jsonl"
-                scorer = get_scorer_factory(name)(judge, scale=scale)
+                stem = name if mode == "pipeline" else f"{name}-{mode}"
+                out = out_dir / model_name / data_name / f"{stem}.jsonl"
+                scorer = build_scorer(name, judge, scale=scale, mode=mode)
                 bars = Bars(len(dataset), not args.quiet)
                 try:
                     batch_size = int(data.get("batch_size", config.get("batch_size", 8)))

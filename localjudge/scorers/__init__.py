@@ -7,9 +7,12 @@ scorer's own facts (`positive`, `higher_is_better`, `shown_fields`, `needs_conte
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable
 
+from localjudge.judge import Judge
 from localjudge.scorer import Scorer
+from localjudge.scorers.direct import check_mode
 from localjudge.scorers.faithfulness import faithfulness_scorer
 from localjudge.scorers.hallucination import hallucination_scorer
 from localjudge.scorers.toxicity import toxicity_scorer
@@ -37,5 +40,18 @@ def get_scorer_factory(name: str) -> Callable[..., Scorer]:
         raise ValueError(f"unknown scorer {name!r}; known scorers: {', '.join(sorted(SCORERS))}") from None
 
 
-__all__ = ["SCORERS", "faithfulness_scorer", "get_scorer_factory", "hallucination_scorer", "register_scorer",
-           "toxicity_scorer"]
+def build_scorer(name: str, judge: Judge, *, scale: float = 1.0, mode: str = "pipeline") -> Scorer:
+    """The scorer registered as `name`, on `judge`. `mode` (``"pipeline"`` or ``"direct"``, see
+    `localjudge.scorers.direct`) is passed only when it is not the default, so a registered
+    factory without a `mode` parameter still builds; asked for a direct mode it has not, it is
+    a clear error."""
+    factory = get_scorer_factory(name)
+    if check_mode(mode) == "pipeline":
+        return factory(judge, scale=scale)
+    if "mode" not in inspect.signature(factory).parameters:
+        raise ValueError(f"scorer {name!r} has no mode parameter, so no direct mode")
+    return factory(judge, scale=scale, mode=mode)
+
+
+__all__ = ["SCORERS", "build_scorer", "faithfulness_scorer", "get_scorer_factory", "hallucination_scorer",
+           "register_scorer", "toxicity_scorer"]

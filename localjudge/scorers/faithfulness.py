@@ -6,6 +6,7 @@ claims; analyze gives one verdict per claim: ``yes`` (supported), ``no`` (contra
 ``unsure`` (cannot be verified from the context).
 Score: supported claims / claims x scale. Higher is better; ``unsure`` counts as not supported.
 An output with no claims scores `scale` (nothing in it is unfaithful).
+``mode="direct"``: one yes/no question on the whole output instead (see `localjudge.scorers.direct`).
 """
 
 from __future__ import annotations
@@ -19,9 +20,19 @@ from localjudge.runs import tool_result_context
 from localjudge.schemas import ReasonText, Strict
 from localjudge.scorer import Scorer
 from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
+from localjudge.scorers.direct import Question, check_mode, direct_scorer
 from localjudge.steps import ContextArg
 
 VERSION = "faithfulness-v3"
+DIRECT_VERSION = "faithfulness-direct-v1"
+DIRECT = Question(
+    rules='Answer "yes" (faithful) if the context supports everything the response claims; "no" if the '
+          'context contradicts any of it, or cannot confirm it. Judge only by the context, not by your own '
+          'knowledge.',
+    ask="Does the context support everything the response claims?",
+    show_context=True,
+)
+IF_EMPTY = (1.0, "The output is empty, so it makes no claim that could be unfaithful.")
 
 
 class FaithfulnessVerdict(Strict):
@@ -63,6 +74,7 @@ def faithfulness_scorer(
     context: ContextArg = None,
     get_context: Callable[..., Any] | None = None,
     scale: float = 1.0,
+    mode: str = "pipeline",
 ) -> Scorer:
     """Build the faithfulness scorer (higher is better).
 
@@ -74,14 +86,20 @@ def faithfulness_scorer(
             With none of these and no `context` field, the tool results in the run's output
             are the context (Mastra's fallback).
         scale: Scores lie in [0, scale]; must be positive.
+        mode: ``"pipeline"`` (claims, a verdict per claim, a reason) or ``"direct"`` (one
+            yes/no on the whole output: `scale` if faithful, else 0).
     """
+    if check_mode(mode) == "direct":
+        return direct_scorer("faithfulness", judge, version=DIRECT_VERSION, question=DIRECT, positive="faithful",
+                             higher_is_better=True, if_empty=IF_EMPTY, scale=scale, context=context,
+                             get_context=get_context, fallback_context=_tool_results)
     return claim_verdict_scorer(
         "faithfulness", judge, version=VERSION, verdict=FaithfulnessVerdict, verdicts=FaithfulnessVerdicts,
         instructions=ANALYZE_SYSTEM, example=EXAMPLE, subject="claim", counted="yes",
         meaning="higher is better; the share of the output's claims that the context supports, "
                 "yes = supported, no = contradicted, unsure = not verifiable",
         positive="faithful", higher_is_better=True,
-        if_empty=(1.0, "The output is empty, so it makes no claim that could be unfaithful."),
+        if_empty=IF_EMPTY,
         if_no_claims=(1.0, "The output makes no factual claims, so nothing in it is unfaithful to the context."),
         scale=scale, context=context, get_context=get_context, fallback_context=_tool_results,
     )

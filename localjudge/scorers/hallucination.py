@@ -4,6 +4,7 @@ Inputs: `output` (judged) and `context` (required: run field, `context=` or `get
 Steps: preprocess extracts the output's claims; analyze gives one verdict per claim, where
 ``yes`` means hallucinated (contradicted by, or not supported by, the context).
 Score: hallucinated claims / claims x scale. Lower is better. Empty output or no claims -> 0.
+``mode="direct"``: one yes/no question on the whole output instead (see `localjudge.scorers.direct`).
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from localjudge.prompting import DATA_NOTE
 from localjudge.schemas import ReasonText, Strict
 from localjudge.scorer import Scorer
 from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
+from localjudge.scorers.direct import Question, check_mode, direct_scorer
 from localjudge.steps import ContextArg
 
 VERSION = "hallucination-v3"
+DIRECT_VERSION = "hallucination-direct-v1"
 
 
 class HallucinationVerdict(Strict):
@@ -53,12 +56,23 @@ EXAMPLE = ClaimExample(
 )
 
 
+DIRECT = Question(
+    rules='Answer "yes" (hallucinated) if the response states anything that the context contradicts or does '
+          'not support, subjective claims included; "no" if the context supports everything the response '
+          'states. Judge only by the context, not by your own knowledge.',
+    ask="Does the response state anything that the context contradicts or does not support?",
+    show_context=True,
+)
+IF_EMPTY = (0.0, "The output is empty, so it makes no claims that could be hallucinated.")
+
+
 def hallucination_scorer(
     judge: Judge,
     *,
     context: ContextArg = None,
     get_context: Callable[..., Any] | None = None,
     scale: float = 1.0,
+    mode: str = "pipeline",
 ) -> Scorer:
     """Build the hallucination scorer (lower is better).
 
@@ -68,14 +82,20 @@ def hallucination_scorer(
         get_context: Called once per run, Mastra's way (``get_context(run=..., results=...,
             step=...)``, or with the run alone), sync or async; takes precedence over `context`.
         scale: Scores lie in [0, scale]; must be positive.
+        mode: ``"pipeline"`` (claims, a verdict per claim, a reason) or ``"direct"`` (one
+            yes/no on the whole output: `scale` if hallucinated, else 0).
     """
+    if check_mode(mode) == "direct":
+        return direct_scorer("hallucination", judge, version=DIRECT_VERSION, question=DIRECT,
+                             positive="hallucinated", higher_is_better=False, if_empty=IF_EMPTY, scale=scale,
+                             context=context, get_context=get_context)
     return claim_verdict_scorer(
         "hallucination", judge, version=VERSION, verdict=HallucinationVerdict, verdicts=HallucinationVerdicts,
         instructions=ANALYZE_SYSTEM, example=EXAMPLE, subject="statement", counted="yes",
         meaning="lower is better; the share of the output's claims that the context does not "
                 "support, yes = hallucinated",
         positive="hallucinated", higher_is_better=False,
-        if_empty=(0.0, "The output is empty, so it makes no claims that could be hallucinated."),
+        if_empty=IF_EMPTY,
         if_no_claims=(0.0, "The output makes no factual claims, so none of it is hallucinated."),
         scale=scale, context=context, get_context=get_context,
     )
