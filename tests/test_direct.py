@@ -41,7 +41,8 @@ def test_the_prompt_shows_what_the_scorer_judges(factory, fake_judge: FakeJudgeF
     prompt = scorer.run(RUN).analyze_prompt or ""
     assert "<<<RESPONSE\nIt was completed in 1925.\nRESPONSE>>>" in prompt and "<<<INPUT" in prompt
     assert ("<<<CONTEXT" in prompt) == (factory is not toxicity_scorer)
-    assert scorer.shown_fields == ({"input", "output"} if factory is toxicity_scorer else {"input", "output", "context"})
+    shown = {"input", "output"} if factory is toxicity_scorer else {"input", "output", "context"}
+    assert scorer.shown_fields == shown
     pipeline = factory(judge)
     assert scorer.prompt_hash != pipeline.prompt_hash and scorer.key != pipeline.key  # never resumed as each other
     assert (scorer.positive, scorer.higher_is_better) == (pipeline.positive, pipeline.higher_is_better)
