@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from localjudge.bench.data import BENCHMARKS, custom_benchmark, is_positive, load_benchmark, select_benchmarks
-from localjudge.bench.run import measure, run_bench
+from localjudge.bench.metrics import balanced_accuracy, best_threshold, split_halves
+from localjudge.bench.run import calibration, measure, run_bench
 from localjudge.bench.types import JUDGE, JUDGE_PROB, Estimate
 from localjudge.cli.bench import add_bench_parser, run_bench_command
 from localjudge.evaluate import Columns
@@ -345,3 +346,34 @@ def test_make_bench_data_is_deterministic_balanced_and_licensed(tmp_path: Path) 
         assert all(set(r) == {"id", "input", "output", "context", "label", "source_label", "group"} for r in rows)
         assert (tmp_path / "a" / bench.name / "LICENSE").read_text().startswith("license of ")
     assert (tmp_path / "a" / "begin" / "NOTICE").exists()
+
+
+def test_report_has_calibration_and_claim_sources(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
+    report = run_bench(fake_judge(labeled_answers(builtin_labels())), ["begin", "davidson"], limit=20,
+                       out_dir=tmp_path, **FAST)
+    begin, davidson = report.results
+    prob = begin.calibration[JUDGE_PROB]  # the fake says 0.8 for "yes" (label 1) and 0.3 for "no"
+    assert prob.ece.value == pytest.approx((0.2 * 10 + 0.3 * 10) / 20)
+    assert prob.threshold == 0.8 and prob.held_out_balanced_accuracy.value == 1.0
+    assert (prob.n_tune, prob.n_test) == (10, 10)
+    sources = begin.claim_sources  # the fake's claims, "P" or "N", are words the rows seldom have
+    assert (sources["rows"], sources["claims"], sources["capped rows"]) == (20, 20, 0)
+    assert sources["from neither"] >= 18 and sum(v for k, v in sources.items() if k.startswith("from ")) == 20
+    assert f"{sources['from neither']} have words found in neither" in " ".join(begin.notes)
+    assert davidson.claim_sources == {} and JUDGE in davidson.calibration
+    markdown = (tmp_path / "report.md").read_text()
+    assert "ECE [95% CI]" in markdown and "![begin-reliability.png](begin-reliability.png)" in markdown
+    assert (tmp_path / "begin-reliability.png").stat().st_size > 1000
+    saved = json.loads((tmp_path / "report.json").read_text())["results"][0]
+    assert saved["calibration"][JUDGE_PROB]["threshold"] == 0.8
+
+
+def test_calibration_reports_the_tuned_threshold_on_the_other_half() -> None:
+    labels = [0, 0, 0, 0, 1, 1, 1, 1]
+    scores = [0.1, 0.2, 0.6, 0.3, 0.5, 0.9, 0.7, 0.4]
+    result = calibration(scores, labels, n_boot=10)
+    tune, test = split_halves(labels)
+    threshold, tuned = best_threshold([scores[i] for i in tune], [labels[i] for i in tune])  # type: ignore[misc]
+    assert (result.threshold, result.tuned_balanced_accuracy) == (threshold, tuned)
+    assert result.held_out_balanced_accuracy.value == balanced_accuracy(
+        [scores[i] for i in test], [labels[i] for i in test], threshold)

@@ -95,7 +95,7 @@ def test_per_item_verdict_schema_has_exact_count() -> None:
         return {"claims": ["a.", "b.", "c."]}
 
     judge = FakeJudge({"Claims": claims, "HallucinationVerdicts": lambda p: seen.append(p) or {"verdicts": []}})
-    hallucination_scorer(judge).run_batch(runs(1))
+    hallucination_scorer(judge).run_batch([{**runs(1)[0], "output": "A is so. B is so. C is so."}])  # 3 claims fit
     assert judge.calls[1].schema_names == ("HallucinationVerdicts",)
     assert "Give exactly 3 verdicts" in seen[0][-1]["content"]
 

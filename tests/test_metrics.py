@@ -9,11 +9,16 @@ import pytest
 
 from localjudge.bench.metrics import (
     balanced_accuracy,
+    best_threshold,
     bootstrap_ci,
+    claim_sources,
+    expected_calibration_error,
     majority_baseline,
     output_length,
+    reliability_bins,
     roc_auc,
     roc_curve,
+    split_halves,
     word_overlap,
     words,
 )
@@ -121,3 +126,46 @@ def test_word_overlap_and_length() -> None:
     assert word_overlap("...", "anything") == 0.0
     assert word_overlap("cat", None) == 0.0
     assert output_length("  one two\nthree ") == 3.0
+
+
+def test_ece_is_zero_when_the_rates_match_and_one_when_they_are_reversed() -> None:
+    assert expected_calibration_error([0.25] * 4, [1, 0, 0, 0]) == pytest.approx(0.0)
+    assert expected_calibration_error([1.0, 1.0, 0.0, 0.0], [0, 0, 1, 1]) == pytest.approx(1.0)
+    # two bins: 0.1 -> rate 0.5 (gap 0.4, 2 rows), 0.9 -> rate 1 (gap 0.1, 2 rows)
+    assert expected_calibration_error([0.1, 0.1, 0.9, 0.9], [0, 1, 1, 1]) == pytest.approx(0.25)
+    assert expected_calibration_error([], []) is None
+
+
+def test_reliability_bins_hold_every_row_once_and_close_the_last_bin() -> None:
+    bins = reliability_bins([0.0, 0.05, 0.5, 0.99, 1.0], [0, 0, 1, 1, 1])
+    assert len(bins) == 10 and sum(n for _, _, n, _, _ in bins) == 5
+    assert bins[0][2:] == (2, 0.025, 0.0) and bins[9][2:] == (2, 0.995, 1.0) and bins[5][2] == 1
+    assert bins[3] == (0.3, 0.4, 0, None, None)
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        reliability_bins([1.5], [1])
+
+
+def test_split_halves_are_stratified_disjoint_and_seeded() -> None:
+    labels = [0] * 7 + [1] * 5
+    tune, test = split_halves(labels, seed=3)
+    assert sorted(tune + test) == list(range(12)) and not set(tune) & set(test)
+    assert sum(labels[i] for i in tune) == 3 and sum(labels[i] for i in test) == 2  # half of each class
+    assert split_halves(labels, seed=3) == (tune, test) and split_halves(labels, seed=4) != (tune, test)
+
+
+def test_best_threshold_is_the_lowest_best_score() -> None:
+    assert best_threshold([0.1, 0.2, 0.7, 0.9], [0, 0, 1, 1]) == (0.7, 1.0)
+    assert best_threshold([0.3, 0.3, 0.3], [0, 1, 1]) == (0.3, 0.5)
+    assert best_threshold([0.5, 0.6], [1, 1]) is None
+
+
+@pytest.mark.parametrize(("claim", "where"), [
+    ("Marie Curie won two Nobel Prizes.", "question"),  # "won" only in the question
+    ("Marie Curie received two Nobel Prizes in 1903.", "output"),
+    ("I heard it is beautiful there.", "question"),
+    ("She discovered radium in Paris.", "neither"),
+])
+def test_claim_sources(claim: str, where: str) -> None:
+    output = "She received two Nobel Prizes, in 1903 and 1911, Marie Curie did."
+    question = "What has Marie Curie won? I heard it is beautiful there."
+    assert claim_sources(claim, output, question) == where

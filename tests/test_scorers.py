@@ -14,6 +14,7 @@ from localjudge import (
     toxicity_scorer,
 )
 from localjudge.runs import Sample
+from localjudge.scorers.claims import CLAIMS_SYSTEM, claim_cap, claims_schema
 from localjudge.scorers.toxicity import analyze_schema, statements_of
 from tests.fakes import Answer, FakeJudgeFactory
 
@@ -34,7 +35,9 @@ def claim_answers(labels: list[str], reason: str = "Explained.") -> dict[str, An
     }
 
 
-RUN = {"input": "When was it built?", "output": "It was built in 1889 in Paris.", "context": CONTEXT}
+OUTPUT = ("It was built in 1889 in Paris. It is made of iron and stands on the Champ de Mars. Gustave Eiffel's "
+          "company designed and built it for the World's Fair, and it was the tallest structure in the world.")
+RUN = {"input": "When was it built?", "output": OUTPUT, "context": CONTEXT}  # 37 words: up to 10 claims
 
 
 @pytest.mark.parametrize(
@@ -166,6 +169,34 @@ def test_no_claims(factory, expected: float, fake_judge: FakeJudgeFactory) -> No
     assert [c.schema_names for c in judge.calls] == [("Claims",)]
 
 
+@pytest.mark.parametrize(("words", "cap"), [(0, 2), (1, 2), (8, 2), (9, 3), (14, 4), (40, 10), (1000, 16)])
+def test_the_claim_cap_follows_the_outputs_length(words: int, cap: int) -> None:
+    output = " ".join(["word"] * words)
+    assert claim_cap(output) == cap
+    schema = claims_schema(Sample("r", "q", output), {}).model_json_schema()
+    assert schema["properties"]["claims"]["maxItems"] == cap
+
+
+def test_more_claims_than_the_cap_allows_are_refused(fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(Claims=[{"claims": ["Paris.", "Big.", "Old."]}])
+    result = hallucination_scorer(judge).run({**RUN, "output": "Paris is big."})  # 3 words: 2 claims
+    assert result.score is None and result.error_kind == "invalid_output"
+
+
+def test_a_binding_cap_is_stated_in_the_result(fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(Claims=[{"claims": ["Paris is big.", "Paris is old."]}],
+                       HallucinationVerdicts=[verdicts("no", "no")])
+    result = hallucination_scorer(judge).run({**RUN, "output": "Paris is big and old."})
+    assert result.preprocess_step_result == {"claims": ["Paris is big.", "Paris is old."], "claim_cap": 2}
+    assert result.score == 0.0
+
+
+def test_the_claims_prompt_keeps_opinions_and_leaves_the_question_out() -> None:
+    assert "subjective and speculative" in CLAIMS_SYSTEM and "opinion" in CLAIMS_SYSTEM
+    assert "Skip greetings and questions." in CLAIMS_SYSTEM and "opinions that state no fact" not in CLAIMS_SYSTEM
+    assert "never list what the\n  question says" in CLAIMS_SYSTEM
+
+
 def test_repeated_claims_are_judged_once(fake_judge: FakeJudgeFactory) -> None:
     judge = fake_judge(
         Claims=[{"claims": ["Paris is big.", "paris  is big.", "It rains."]}],
@@ -187,7 +218,7 @@ def test_result_keeps_every_step_and_prompt(fake_judge: FakeJudgeFactory) -> Non
     result = hallucination_scorer(fake_judge(claim_answers(["yes", "no"]))).run({**RUN, "run_id": "r1"})
     assert result.run_id == "r1"
     assert result.preprocess_step_result == {"claims": ["Claim number 0.", "Claim number 1."]}
-    assert "It was built in 1889 in Paris." in (result.preprocess_prompt or "")
+    assert OUTPUT in (result.preprocess_prompt or "")
     assert CONTEXT in (result.analyze_prompt or "") and "2. Claim number 1." in (result.analyze_prompt or "")
     assert "0.5" in (result.generate_reason_prompt or "")
 

@@ -169,3 +169,89 @@ def word_overlap(output: str, context: str | Sequence[str] | None) -> float:
 def output_length(output: str) -> float:
     """Length of the output in whitespace-separated words."""
     return float(len(output.split()))
+
+
+STOPWORDS = frozenset(
+    "a an the and or but of to in on at by for with from as is are was were be been being it its this that these "
+    "those he she they them his her their there here who whom which what when where why how not no yes do does did "
+    "has have had will would can could may might must shall should than then so such also very about into over "
+    "after before up out one all any some more most other only own same too just".split()
+)
+
+
+def _stem(word: str) -> str:
+    return word[:5]  # "prizes" ~ "prize", "completed" ~ "complete": crude, and the same for every model
+
+
+def content_words(text: str) -> set[str]:
+    """The text's words that carry content: not stopwords, stemmed to their first five letters."""
+    return {_stem(w) for w in words(text) if w not in STOPWORDS}
+
+
+def claim_sources(claim: str, output: str, question: str = "") -> str:
+    """Where a claim's content words come from: ``"output"`` (all of them are in the output),
+    ``"question"`` (some only in the question: the claim may restate it) or ``"neither"``
+    (some are in neither: the claim adds what the texts do not say)."""
+    said, asked = content_words(output), content_words(question)
+    missing = content_words(claim) - said
+    if not missing:
+        return "output"
+    return "question" if missing <= asked else "neither"
+
+
+def reliability_bins(probs: Sequence[float], labels: Sequence[int],
+                     n_bins: int = 10) -> list[tuple[float, float, int, float | None, float | None]]:
+    """The reliability diagram of probabilities of label 1: `n_bins` equal-width bins of [0, 1]
+    (the last one closed), each as (low, high, rows, mean probability, share of label 1); an
+    empty bin has None for both."""
+    s, y = _arrays(probs, labels)
+    if np.any((s < 0) | (s > 1)):
+        raise ValueError("probabilities must lie in [0, 1]")
+    index = np.minimum((s * n_bins).astype(int), n_bins - 1)
+    bins = []
+    for k in range(n_bins):
+        inside = index == k
+        n = int(inside.sum())
+        bins.append((k / n_bins, (k + 1) / n_bins, n, float(s[inside].mean()) if n else None,
+                     float(y[inside].mean()) if n else None))
+    return bins
+
+
+def expected_calibration_error(probs: Sequence[float], labels: Sequence[int], n_bins: int = 10) -> float | None:
+    """Expected calibration error: over equal-width bins, the row-weighted mean of |share of
+    label 1 - mean probability|. 0 is perfectly calibrated; None for no rows."""
+    bins = reliability_bins(probs, labels, n_bins)
+    total = sum(n for _, _, n, _, _ in bins)
+    if not total:
+        return None
+    return float(sum(n * abs(rate - mean) for _, _, n, mean, rate in bins if n) / total)  # type: ignore[operator]
+
+
+def split_halves(labels: Sequence[int], seed: int = 0) -> tuple[list[int], list[int]]:
+    """Row indices split in two halves, stratified by label (each half gets half of each class,
+    the first half the odd one out), shuffled with `seed`: (tune, test)."""
+    y = np.asarray(labels)
+    rng = np.random.default_rng(seed)
+    tune: list[int] = []
+    test: list[int] = []
+    for label in (0, 1):
+        rows = rng.permutation(np.nonzero(y == label)[0]).tolist()
+        half = (len(rows) + 1) // 2
+        tune += rows[:half]
+        test += rows[half:]
+    return sorted(tune), sorted(test)
+
+
+def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> tuple[float, float] | None:
+    """The threshold (``score >= t`` predicts 1) with the best balanced accuracy, among the
+    scores' own values (the lowest on a tie), and that accuracy; None when one class is missing."""
+    s, y = _arrays(scores, labels)
+    if y.all() or not y.any():
+        return None
+    best: tuple[float, float] | None = None
+    scored, truth = s.tolist(), y.astype(int).tolist()
+    for t in np.unique(s):
+        value = balanced_accuracy(scored, truth, float(t))
+        if value is not None and (best is None or value > best[1]):
+            best = (float(t), value)
+    return best

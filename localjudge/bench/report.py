@@ -36,6 +36,15 @@ READING = (
 )
 
 
+CALIBRATION = (
+    "Calibration: each judge score read as the probability of label 1. ECE (expected calibration error): "
+    "over ten equal-width bins, the row-weighted mean gap between the share of label 1 and the mean score; "
+    "0 is calibrated (the reliability plot shows the bins). Tuned threshold: the one with the best balanced "
+    "accuracy on a stratified half of the rows (seeded), then measured on the other half: what a threshold "
+    "chosen on your own labeled data would give."
+)
+
+
 def _version(package: str) -> str | None:
     try:
         return metadata.version(package)
@@ -108,6 +117,17 @@ def result_table(result: BenchResult) -> list[dict[str, str]]:
     } for row in result.table]
 
 
+def calibration_table(result: BenchResult) -> list[dict[str, str]]:
+    """Per judge score: its ECE, and the threshold tuned on one half, reported on the other."""
+    return [{
+        "score": name, "ECE [95% CI]": fmt(c.ece),
+        "tuned threshold": "n/a" if c.threshold is None else f"{c.threshold:.2f}",
+        "bal. acc. (tuning half)": "n/a" if c.tuned_balanced_accuracy is None else f"{c.tuned_balanced_accuracy:.2f}",
+        "bal. acc. (held-out half) [95% CI]": fmt(c.held_out_balanced_accuracy),
+        "rows (tune / test)": f"{c.n_tune} / {c.n_test}",
+    } for name, c in result.calibration.items()]
+
+
 def _markdown_table(lines: list[dict[str, str]]) -> str:
     if not lines:
         return "(nothing measured)"
@@ -142,6 +162,8 @@ def render_markdown(report: BenchReport, plots: dict[str, list[str]]) -> str:
     ]
     for result in report.results:
         parts += [f"## {_heading(result)}", "", _counts(result), "", _markdown_table(result_table(result)), ""]
+        if result.calibration:
+            parts += [CALIBRATION, "", _markdown_table(calibration_table(result)), ""]
         parts += [f"- {note}" for note in result.notes]
         parts += [f"- unscored ({count}): {reason}" for reason, count in result.errors.items()]
         parts += ["", *(f"![{name}]({name})" for name in plots.get(result.benchmark, ())), ""]
@@ -173,7 +195,10 @@ def render_html(report: BenchReport, plots: dict[str, list[str]], out_dir: Path)
     ]
     for result in report.results:
         parts += [f"<h2>{escape(_heading(result))}</h2><p>{escape(_counts(result))}</p>",
-                  _html_table(result_table(result)), "<ul>"]
+                  _html_table(result_table(result))]
+        if result.calibration:
+            parts += [f"<p>{escape(CALIBRATION)}</p>", _html_table(calibration_table(result))]
+        parts.append("<ul>")
         parts += [f"<li>{escape(note)}</li>" for note in result.notes]
         parts += [f"<li>unscored ({count}): {escape(reason)}</li>" for reason, count in result.errors.items()]
         parts.append("</ul>")
@@ -232,12 +257,32 @@ def plot_histograms(result: BenchResult, path: Path) -> bool:
     return True
 
 
+def plot_reliability(result: BenchResult, path: Path) -> bool:
+    """Reliability diagram of each calibrated judge score; False when there is none."""
+    from matplotlib.figure import Figure
+
+    if not result.calibration:
+        return False
+    fig = Figure(figsize=(5, 5))
+    ax = fig.add_subplot()
+    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="calibrated")
+    for name, c in result.calibration.items():
+        points = [(b.mean_prob, b.positive_rate) for b in c.bins if b.n]
+        ece = "n/a" if c.ece.value is None else f"{c.ece.value:.2f}"
+        ax.plot(*zip(*points, strict=True), marker="o", label=f"{name} (ECE {ece})")
+    ax.set(xlabel="mean score in bin (fraction of scale)", ylabel=f"share of label 1 ({result.positive_means})",
+           xlim=(0, 1), ylim=(0, 1.01), title=f"{result.benchmark}: reliability")
+    ax.legend(loc="upper left", fontsize="small")
+    fig.savefig(path, dpi=90)
+    return True
+
+
 def write_report(report: BenchReport, out_dir: Path, *, html: bool = True) -> dict[str, str]:
     """Write the plots, report.md, report.json and (optionally) report.html; returns their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
     plots: dict[str, list[str]] = {}
     for result in report.results:
-        for suffix, draw in (("roc", plot_roc), ("hist", plot_histograms)):
+        for suffix, draw in (("roc", plot_roc), ("hist", plot_histograms), ("reliability", plot_reliability)):
             name = f"{result.benchmark}-{suffix}.png"
             if draw(result, out_dir / name):
                 plots.setdefault(result.benchmark, []).append(name)

@@ -30,14 +30,30 @@ from typing import TYPE_CHECKING, Any
 from localjudge.bench.data import Benchmark, load_benchmark, select_benchmarks
 from localjudge.bench.metrics import (
     balanced_accuracy,
+    best_threshold,
     bootstrap_ci,
+    claim_sources,
+    expected_calibration_error,
     majority_baseline,
     output_length,
+    reliability_bins,
     roc_auc,
+    split_halves,
     word_overlap,
 )
 from localjudge.bench.report import run_identity, write_report
-from localjudge.bench.types import JUDGE, JUDGE_PROB, THRESHOLD, BenchReport, BenchResult, Estimate, ScoreRow, Series
+from localjudge.bench.types import (
+    JUDGE,
+    JUDGE_PROB,
+    THRESHOLD,
+    BenchReport,
+    BenchResult,
+    Bin,
+    Calibration,
+    Estimate,
+    ScoreRow,
+    Series,
+)
 from localjudge.evaluate import evaluate
 from localjudge.judge import Judge
 from localjudge.scorer import Scorer
@@ -97,6 +113,44 @@ def measure(series: Series, baselines: dict[str, dict[int, float]], judged: dict
     return table
 
 
+def calibration(scores: list[float], labels: list[int], n_boot: int = 1000, seed: int = 0) -> Calibration:
+    """A judge score read as a probability of label 1: its ECE and reliability bins, and a
+    threshold tuned on one stratified half of the rows and reported on the other."""
+
+    def ece(s: Sequence[float], y: Sequence[int]) -> float | None:
+        return expected_calibration_error(s, y)
+
+    bins = [Bin(*b) for b in reliability_bins(scores, labels)]
+    tune, test = split_halves(labels, seed)
+    tuned = best_threshold([scores[i] for i in tune], [labels[i] for i in tune]) if tune else None
+    held_out = Estimate(None)
+    if tuned is not None and test:
+        t = tuned[0]
+
+        def at_tuned(s: Sequence[float], y: Sequence[int]) -> float | None:
+            return balanced_accuracy(s, y, t)
+
+        held_out = _estimate(at_tuned, [scores[i] for i in test], [labels[i] for i in test], n_boot, seed)
+    return Calibration(_estimate(ece, scores, labels, n_boot, seed), bins, tuned[0] if tuned else None,
+                       tuned[1] if tuned else None, held_out, len(tune), len(test))
+
+
+def count_claim_sources(results: Sequence[Any], samples: Sequence[Any]) -> dict[str, int]:
+    """The claims of the scored rows, by where their content words come from (see
+    `metrics.claim_sources`), and how many rows hit the claim cap; empty for other scorers."""
+    counts: Counter[str] = Counter()
+    for result, sample in zip(results, samples, strict=True):
+        step = result.preprocess_step_result
+        if not result.scored or not isinstance(step, dict) or "claims" not in step:
+            continue
+        counts["rows"] += 1
+        counts["capped rows"] += "claim_cap" in step
+        for claim in step["claims"]:
+            counts["claims"] += 1
+            counts[f"from {claim_sources(claim, sample.output, sample.input)}"] += 1
+    return dict(counts)
+
+
 def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int], *, batch_size: int = 8,
               n_boot: int = 1000, seed: int = 0, store_dir: Path | None = None,
               progress: Callable[[str, int], None] | None = None, mode: str = "pipeline",
@@ -135,9 +189,17 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int
     unscored = len(results) - len(kept)
     reasons = Counter((r.error or "")[:100] for r in results if not r.scored)
     notes = _notes(scorer.positive, len(results), unscored, judged, shortcut, has_prob, table)
+    sources = count_claim_sources(results, samples)
+    if sources.get("claims"):
+        notes.append(f"Claims ({sources['claims']} on {sources['rows']} rows): {sources.get('from output', 0)} "
+                     f"use only the output's words, {sources.get('from question', 0)} also the question's, "
+                     f"{sources.get('from neither', 0)} have words found in neither; {sources.get('capped rows', 0)} "
+                     "row(s) reached the claim cap.")
+    calibrated = {name: calibration(*series[name], n_boot=n_boot, seed=seed)
+                  for name in judged if len(set(series[name][1])) == 2}
     result = BenchResult(bench.name, scorer.name, f"{scorer.version}@{scorer.prompt_hash}", scorer.positive,
                          len(results), sum(labels), len(kept), unscored, dict(reasons.most_common(5)), table,
-                         notes, series)
+                         notes, series, sources, calibrated)
     return result, evaluation.dataset
 
 

@@ -34,6 +34,41 @@ class ScoreRow:
 
 
 @dataclass(frozen=True)
+class Bin:
+    """One bin of a reliability diagram: rows whose probability lies in [low, high)."""
+
+    low: float
+    high: float
+    n: int
+    mean_prob: float | None  # mean predicted probability of label 1 in the bin
+    positive_rate: float | None  # share of label 1 in the bin
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """How far a score, read as a probability of label 1, is from the observed rates, and a
+    threshold tuned on half the rows and tried on the other half.
+
+    Attributes:
+        ece: Expected calibration error (bin-weighted mean |positive rate - mean probability|),
+            with its bootstrap interval.
+        bins: The reliability diagram's bins.
+        threshold: The threshold with the best balanced accuracy on the tuning half.
+        tuned_balanced_accuracy: Its balanced accuracy on the tuning half.
+        held_out_balanced_accuracy: Its balanced accuracy on the other half, with interval.
+        n_tune, n_test: Rows in each half (stratified by label, seeded).
+    """
+
+    ece: Estimate
+    bins: list[Bin]
+    threshold: float | None
+    tuned_balanced_accuracy: float | None
+    held_out_balanced_accuracy: Estimate
+    n_tune: int
+    n_test: int
+
+
+@dataclass(frozen=True)
 class BenchResult:
     """Everything measured on one benchmark; `series` (per-row scores) feeds the plots."""
 
@@ -49,6 +84,8 @@ class BenchResult:
     table: list[ScoreRow]
     notes: list[str]
     series: Series = field(default_factory=dict, repr=False)
+    claim_sources: dict[str, int] = field(default_factory=dict)  # claim scorers: claims by where their words come from
+    calibration: dict[str, Calibration] = field(default_factory=dict)  # judge score name -> its calibration
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -9,38 +9,66 @@ prompt, example, and what an empty output or no claims scores.
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Mapping
 from typing import Annotated, Any, NamedTuple
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
 
 from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE, block, numbered
 from localjudge.runs import Sample
-from localjudge.schemas import MAX_ITEMS, StatementText, Strict, exactly
+from localjudge.schemas import StatementText, Strict, exactly
 from localjudge.scorer import Scorer, check_scale, create_scorer
 from localjudge.scorers.verdicts import mean_label_prob, reason_step, verdict_lines
 from localjudge.steps import ContextArg, JudgeStep, Results, Shortcut, UnscorableError
 
 
 class Claims(Strict):
-    """Claims extracted from the output (at most MAX_ITEMS)."""
+    """Claims extracted from the output (at most MAX_CLAIMS; per output, see `claims_schema`)."""
 
-    claims: Annotated[list[StatementText], Field(max_length=MAX_ITEMS)]
+    claims: Annotated[list[StatementText], Field(max_length=MAX_CLAIMS)]
 
-CLAIMS_SYSTEM = f"""You list the claims a text makes.
-A claim is one statement of fact or speculation, rewritten as a short sentence that stands on its own.
+
+WORDS_PER_CLAIM = 4  # the claim cap: one claim per this many words of the output...
+MIN_CLAIMS, MAX_CLAIMS = 2, 16  # ...within these bounds
+
+
+def claim_cap(output: str) -> int:
+    """How many claims the output may yield: one per `WORDS_PER_CLAIM` words, within
+    [`MIN_CLAIMS`, `MAX_CLAIMS`], so a short answer cannot grow claims it does not make and a
+    long one is not cut at a fixed count."""
+    return max(MIN_CLAIMS, min(MAX_CLAIMS, -(-len(output.split()) // WORDS_PER_CLAIM)))
+
+
+def claims_schema(sample: Sample, results: Results) -> type[BaseModel]:
+    """The claims schema for this output: at most `claim_cap(output)` claims, by the grammar."""
+    return _capped(claim_cap(sample.output))
+
+
+@functools.cache
+def _capped(n: int) -> type[BaseModel]:
+    field: Any = Annotated[list[StatementText], Field(max_length=n)]
+    return create_model(f"Claims_{n}", __base__=Claims, claims=(field, ...))
+
+
+CLAIMS_SYSTEM = """You list the claims a text makes.
+A claim is one statement of fact, opinion or speculation, rewritten as a short sentence that stands on its own.
 Rules:
-- Include every factual and speculative claim. Keep numbers, dates and names exactly.
+- Claims come only from the TEXT. The question only tells you what the text refers to: never list what the
+  question says or assumes.
+- Include every factual, subjective and speculative claim ("the best", "pioneering", "may"). Keep numbers,
+  dates and names exactly.
 - Split a compound statement into separate claims. List each claim once.
-- Skip greetings, questions and opinions that state no fact.
-- Add nothing that the text does not say. At most {MAX_ITEMS} claims.
-{DATA_NOTE}"""
+- Skip greetings and questions.
+- Add nothing that the text does not say.
+""" + DATA_NOTE
 
 def claims_prompt(question: str, text: str) -> str:
     """User message of the claims step: the question answered (if any), then the text."""
-    asked = f"The text answers this question:\n{block('QUESTION', question)}\n" if question.strip() else ""
+    asked = (f"The text answers this question (use it only to tell what the text refers to):\n"
+             f"{block('QUESTION', question)}\n") if question.strip() else ""
     return f"{asked}List the claims of this text, each a full sentence.\n{block('TEXT', text)}"
 
 
@@ -59,7 +87,9 @@ CLAIMS_EXAMPLE = (
 
 
 def dedupe_claims(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
-    """Drop repeated claims (same words, ignoring case and spacing): a repeat adds nothing."""
+    """Drop repeated claims (same words, ignoring case and spacing): a repeat adds nothing.
+    When the judge wrote as many claims as the cap allows, the result says so (``claim_cap``):
+    the output may make more claims than were checked."""
     seen: set[str] = set()
     claims = []
     for claim in parsed["claims"]:
@@ -67,11 +97,13 @@ def dedupe_claims(sample: Sample, results: Results, parsed: dict[str, Any]) -> d
         if key not in seen:
             seen.add(key)
             claims.append(claim)
-    return {"claims": claims}
+    cap = claim_cap(sample.output)
+    return {"claims": claims, "claim_cap": cap} if len(parsed["claims"]) >= cap else {"claims": claims}
 
 
 CLAIMS_STEP = JudgeStep(
-    instructions=CLAIMS_SYSTEM, prompt=render_claims, schema=Claims, examples=(CLAIMS_EXAMPLE,), finish=dedupe_claims
+    instructions=CLAIMS_SYSTEM, prompt=render_claims, schema=claims_schema, examples=(CLAIMS_EXAMPLE,),
+    finish=dedupe_claims,
 )
 
 
