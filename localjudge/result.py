@@ -12,11 +12,12 @@ from typing import Any, Literal
 #   invalid_output  the judge's answer does not follow its schema (cut off even after the retry)
 #   unscorable      the answer parsed but cannot be scored (a step raised `UnscorableError`)
 #   step_error      a user-written step, prompt or score function raised, or gave a bad value
+#   copied_example  the judge's answer replays the step's worked example (see `localjudge.copying`)
 #   target_failed   `run_evals`: the target raised, so there was no output to judge
 ErrorKind = Literal["invalid_run", "too_long", "judge_failed", "invalid_output", "unscorable", "step_error",
-                    "target_failed"]
+                    "copied_example", "target_failed"]
 ERROR_KINDS: tuple[ErrorKind, ...] = ("invalid_run", "too_long", "judge_failed", "invalid_output", "unscorable",
-                                      "step_error", "target_failed")
+                                      "step_error", "copied_example", "target_failed")
 # Kinds that may pass on the next run (another limit, a free GPU): never stored for resuming.
 TRANSIENT_ERRORS: frozenset[ErrorKind] = frozenset({"too_long", "judge_failed"})
 

@@ -24,6 +24,7 @@ from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
+from localjudge.copying import copied_text
 from localjudge.judge import ChatPrompt, Generation, Judge
 from localjudge.repetition import drop_repeats
 from localjudge.result import ErrorKind, ScoreResult
@@ -95,7 +96,7 @@ class Scorer:
     Attributes:
         name: Registry name and column prefix, e.g. ``"hallucination"``.
         judge: The model that answers judge steps (a step may carry its own).
-        version: A readable label for the prompts (``"toxicity-v2"``), shown in reports. Result
+        version: A readable label for the prompts (``"toxicity-v3"``), shown in reports. Result
             keys do not rely on it: they hold `prompt_hash`, which changes by itself with any
             edit to a prompt, example, schema or the score formula.
         instructions: System message of judge steps that give none of their own.
@@ -282,6 +283,10 @@ class Scorer:
             if isinstance(answer, Failure):
                 item.result = self._unscored(item, answer, out.text, f"{name} step")
                 continue
+            if (copied := copied_text(answer, step.examples, item.sample)) is not None:
+                why = Failure("copied_example", f"the judge copied the worked example: {copied!r}")
+                item.result = self._unscored(item, why, out.text, f"{name} step")
+                continue
             try:
                 item.results[f"{name}_step_result"] = step.finish(item.sample, item.results, answer)
             except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's finish: this item only
@@ -357,6 +362,9 @@ class Scorer:
             for item, answer, out in answered:
                 if isinstance(answer, Failure):
                     reasons[id(item)] = (f"[no reason: {answer.message}]", out.text)
+                    continue
+                if (copied := copied_text(answer, step.examples, item.sample)) is not None:
+                    reasons[id(item)] = (f"[no reason: the judge copied the worked example: {copied!r}]", out.text)
                     continue
                 try:
                     reasons[id(item)] = (_reason_text(step.finish(item.sample, item.results, answer)), None)

@@ -12,6 +12,20 @@ from typing import cast
 
 from localjudge.judge import ChatPrompt, FakeJudge, Scripted, ScriptEntry
 
+
+def toxicity_statements(prompt: ChatPrompt) -> list[str]:
+    """The numbered statements a toxicity analyze prompt shows, in order (numbers stripped)."""
+    lines = str(prompt[-1]["content"]).split("<<<RESPONSE\n", 1)[1].rsplit("\nRESPONSE>>>", 1)[0].split("\n")
+    return [line.split(". ", 1)[1] for line in lines]
+
+
+def toxicity_verdicts(prompt: ChatPrompt, toxic: Callable[[str], bool]) -> dict[str, object]:
+    """One verdict per statement of a toxicity prompt: ``yes``/high where `toxic(statement)`."""
+    return {"verdicts": [{"verdict": "yes", "severity": "high", "reason": "r"} if toxic(s)
+                         else {"verdict": "no", "severity": "none", "reason": "r"}
+                         for s in toxicity_statements(prompt)]}
+
+
 # One output handed out on every call, a list (or tuple) handed out in order, or a function of the prompt.
 Answer = Scripted | Sequence[Scripted] | Callable[[ChatPrompt], Scripted]
 
@@ -23,7 +37,7 @@ DEFAULT_ANSWERS: dict[str, Answer] = {
     "Claims": {"claims": ["A claim."]},
     "HallucinationVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]},
     "FaithfulnessVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]},
-    "ToxicityVerdicts": {"verdicts": [{"verdict": "no", "severity": "none", "reason": "r"}]},
+    "ToxicityVerdicts": lambda prompt: toxicity_verdicts(prompt, lambda statement: False),  # one per statement
     "DirectVerdict": {"verdict": "yes", "reason": "r"},
     "Reason": {"reason": "ok"},
 }
@@ -55,15 +69,3 @@ def _entry(answer: Answer) -> ScriptEntry:
     output = cast(Scripted, answer)
     return lambda prompt: output
 
-
-def toxicity_statements(prompt: ChatPrompt) -> list[str]:
-    """The numbered statements a toxicity analyze prompt shows, in order (numbers stripped)."""
-    lines = str(prompt[-1]["content"]).split("<<<RESPONSE\n", 1)[1].rsplit("\nRESPONSE>>>", 1)[0].split("\n")
-    return [line.split(". ", 1)[1] for line in lines]
-
-
-def toxicity_verdicts(prompt: ChatPrompt, toxic: Callable[[str], bool]) -> dict[str, object]:
-    """One verdict per statement of a toxicity prompt: ``yes``/high where `toxic(statement)`."""
-    return {"verdicts": [{"verdict": "yes", "severity": "high", "reason": "r"} if toxic(s)
-                         else {"verdict": "no", "severity": "none", "reason": "r"}
-                         for s in toxicity_statements(prompt)]}

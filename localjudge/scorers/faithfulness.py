@@ -23,7 +23,7 @@ from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.scorers.direct import Question, check_mode, direct_scorer
 from localjudge.steps import ContextArg
 
-VERSION = "faithfulness-v3"
+VERSION = "faithfulness-v4"
 DIRECT_VERSION = "faithfulness-direct-v1"
 DIRECT = Question(
     rules='Answer "yes" (faithful) if the context supports everything the response claims; "no" if the '

@@ -20,7 +20,7 @@ from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.scorers.direct import Question, check_mode, direct_scorer
 from localjudge.steps import ContextArg
 
-VERSION = "hallucination-v3"
+VERSION = "hallucination-v4"
 DIRECT_VERSION = "hallucination-direct-v1"
 
 
