@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-MIN_REPEAT_WORDS = 3  # a run of at least this many words, said twice in a row, is a loop
+MIN_REPEAT_WORDS = 3  # a run of at least this many words, said twice in a row, is a loop...
+MAX_REPEAT_WORDS = 40  # ...up to this many (a whole repeated sentence; a reason is at most ~40 words)
 SHORT_REPEATS = 4  # a run of one or two words must come this many times in a row
 
 
 def repeats(text: str) -> bool:
-    """Whether `text` ends with a loop: the same run of 3-12 words twice in a row, or of one or
+    """Whether `text` ends with a loop: the same run of 3-40 words twice in a row, or of one or
     two words four times ("very very very very")."""
     return _repeat_length(text.split()) > 0
 
@@ -51,7 +52,7 @@ class StringTracker:
 
 def _repeat_length(words: list[str]) -> int:
     """How many words at the end of `words` repeat the run just before them (0: none)."""
-    for n in range(MIN_REPEAT_WORDS, 13):
+    for n in range(MIN_REPEAT_WORDS, MAX_REPEAT_WORDS + 1):
         if len(words) >= 2 * n and words[-n:] == words[-2 * n:-n]:
             return n
     for n in (1, 2):

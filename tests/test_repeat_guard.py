@@ -23,6 +23,11 @@ from localjudge.repetition import StringTracker, drop_repeats, repeats
     ("The claim is supported. The claim is not supported.", False),
     ("Paris is the capital. It is big and it is old.", False),
     ("one two three four five six seven eight nine ten eleven twelve " * 2, True),
+    # the quick start's `moon` faithfulness reason: a 16-word sentence, twice
+    ("The context does not mention the moon being made of cheese, so the claim is unsupported. " * 2, True),
+    (" ".join(f"w{i}" for i in range(40)) * 2, False),  # no space between the copies: not a repeat of words
+    (" ".join(f"w{i}" for i in range(40)) + " " + " ".join(f"w{i}" for i in range(40)), True),
+    (" ".join(f"w{i}" for i in range(41)) + " " + " ".join(f"w{i}" for i in range(41)), False),  # over the limit
 ])
 def test_repeats(text: str, loops: bool) -> None:
     assert repeats(text) is loops
