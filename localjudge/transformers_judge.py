@@ -23,6 +23,7 @@ from localjudge import chat_template
 from localjudge.judge import TOO_LONG, ChatPrompt, Generation, JudgeOutOfMemory
 from localjudge.model_files import check_model_dir
 from localjudge.processor import RowGrammarProcessor
+from localjudge.repetition import MAX_REPEAT_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -150,7 +151,7 @@ class TransformersJudge:
         self._cache_kw = "cache" if "cache" in forward_params else "past_key_values"
         self.repeat_guard = repeat_guard
         self._closers: torch.Tensor | None = None  # tokens that start with a quote, found once
-        self._identity = f"{identity}:{self.model.dtype}:greedy" + ("+repeat-guard" if repeat_guard else "")
+        self._identity = f"{identity}:{self.model.dtype}:greedy" + (f"+repeat-guard-{MAX_REPEAT_WORDS}" if repeat_guard else "")
 
     @classmethod
     def load(

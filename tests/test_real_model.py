@@ -114,7 +114,7 @@ def test_building_a_judge_leaves_the_callers_objects_and_torch_alone(real_judge,
     assert (judge.tokenizer.padding_side, judge.tokenizer.pad_token) == ("left", tokenizer.eos_token)
     TransformersJudge.load(model_dir, dtype="float32")
     assert torch.get_num_threads() == threads
-    assert judge.identity == "wrapped:torch.float32:greedy+repeat-guard"
+    assert judge.identity == "wrapped:torch.float32:greedy+repeat-guard-40"
     with pytest.raises(TypeError, match="TransformersJudge.load"):
         TransformersJudge(str(model_dir), tokenizer, identity="x")
 
