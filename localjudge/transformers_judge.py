@@ -151,7 +151,8 @@ class TransformersJudge:
         self._cache_kw = "cache" if "cache" in forward_params else "past_key_values"
         self.repeat_guard = repeat_guard
         self._closers: torch.Tensor | None = None  # tokens that start with a quote, found once
-        self._identity = f"{identity}:{self.model.dtype}:greedy" + (f"+repeat-guard-{MAX_REPEAT_WORDS}" if repeat_guard else "")
+        guard = f"+repeat-guard-{MAX_REPEAT_WORDS}" if repeat_guard else ""
+        self._identity = f"{identity}:{self.model.dtype}:greedy{guard}"
 
     @classmethod
     def load(
