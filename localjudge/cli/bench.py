@@ -1,17 +1,21 @@
 """`localjudge bench`: measure a judge against human labels, next to baselines.
 
-Built-in benchmarks (200 rows each, 100 per label; see localjudge/bench_data/README.md):
+Built-in benchmarks (200 rows each, 100 per label; see localjudge/bench/bench_data/README.md):
   begin (faithfulness), halueval_qa and truthfulqa (hallucination), davidson and toxigen
   (toxicity; content warning: hateful and offensive text).
 
     localjudge bench --model models/smollm2-135m-instruct --limit 40
     localjudge bench --model M --scorer toxicity --benchmark toxigen
+    localjudge bench --model M --mode direct --out-dir bench-direct
     localjudge bench --model M --data mine.jsonl --scorer faithfulness --label-col human --positive yes
 
 For each benchmark the report gives ROC-AUC and balanced accuracy (at half the scale), with
 95% bootstrap intervals, for the judge's hard score and its label-probability score, and the
 same figures for the majority class, word overlap and output length on the same rows. A judge
-that does not beat the best baseline is marked NO. Written to --out-dir: report.md,
+that does not beat the best baseline is marked NO. Calibration: each judge score's expected
+calibration error (with a reliability plot) and the balanced accuracy of a threshold tuned on
+one half of the rows, measured on the other. Claim scorers: how many claims use only the
+output's words. Written to --out-dir: report.md,
 report.json, report.html, PNG plots, scored/<benchmark>.jsonl and .progress/ (rerunning the
 same command resumes). The column flags apply to --data only.
 
