@@ -3,7 +3,8 @@
 Each argument is LABEL=DIR: a row label (model and mode) and the --out-dir of one bench run.
 Per benchmark it prints the rows scored, the judge and prob AUCs with intervals, the prob
 score's ECE and its balanced accuracy at a threshold tuned on the other half, the most common
-hard score (many rows at one value: the judge answers alike whatever the row), the best baseline
+hard score (many rows at one value: the judge answers alike whatever the row), the rows that
+replayed the worked example (unscored, or their reason dropped), the best baseline
 and, for claim scorers, the share of claims whose content words all come from the output.
 
     python scripts/ladder_table.py "SmolLM2-135M pipeline=bench-smollm2" \
@@ -65,6 +66,16 @@ def modal(folder: Path, result: dict[str, Any]) -> str:
     return f"{value:g} ({n})"
 
 
+def copies(folder: Path, result: dict[str, Any]) -> str:
+    """Rows unscored for replaying the worked example, and scored rows whose final reason was
+    a copy (dropped: ``[no reason: the judge copied ...]``)."""
+    name = result["scorer"]
+    rows = [json.loads(line) for line in (folder / "scored" / f"{result['benchmark']}.jsonl").open(encoding="utf-8")]
+    unscored = sum(r.get(f"{name}_error_kind") == "copied_example" for r in rows)
+    reasons = sum(str(r.get(f"{name}_reason") or "").startswith("[no reason: the judge copied") for r in rows)
+    return f"{unscored} / {reasons}"
+
+
 def row_of(label: str, folder: Path, result: dict[str, Any]) -> dict[str, str]:
     judge = {r["name"]: r for r in result["table"] if r["kind"] == "judge"}
     baselines = [r for r in result["table"] if r["kind"] == "baseline" and r["auc"]["value"] is not None]
@@ -80,6 +91,7 @@ def row_of(label: str, folder: Path, result: dict[str, Any]) -> dict[str, str]:
         "prob ECE": fmt(prob.get("ece")),
         "prob bal. acc., tuned t (held out)": fmt(prob.get("held_out_balanced_accuracy")),
         "most common score (rows)": modal(folder, result),
+        "copied example: unscored / reason": copies(folder, result),
         "best baseline AUC": f"{best['name']} {best['auc']['value']:.2f}" if best else "-",
         "claims from output": from_output,
     }
