@@ -69,10 +69,16 @@ def modal(folder: Path, result: dict[str, Any]) -> str:
 def copies(folder: Path, result: dict[str, Any]) -> str:
     """Rows unscored for replaying the worked example, and scored rows whose final reason was
     a copy (dropped: ``[no reason: the judge copied ...]``)."""
+    from localjudge.copying import normal
+    from localjudge.scorers import faithfulness, hallucination, toxicity
+
+    examples = {normal(text) for text in (toxicity.REASON_EXAMPLE, hallucination.EXAMPLE.reason,
+                                          faithfulness.EXAMPLE.reason)}  # as kept by code without the check
     name = result["scorer"]
     rows = [json.loads(line) for line in (folder / "scored" / f"{result['benchmark']}.jsonl").open(encoding="utf-8")]
     unscored = sum(r.get(f"{name}_error_kind") == "copied_example" for r in rows)
-    reasons = sum(str(r.get(f"{name}_reason") or "").startswith("[no reason: the judge copied") for r in rows)
+    reasons = sum(str(r.get(f"{name}_reason") or "").startswith("[no reason: the judge copied")
+                  or normal(str(r.get(f"{name}_reason") or "")) in examples for r in rows)
     return f"{unscored} / {reasons}"
 
 
