@@ -27,6 +27,11 @@ def fmt(estimate: dict[str, Any] | None) -> str:
     return f"{estimate['value']:.2f} [{estimate['low']:.2f}, {estimate['high']:.2f}]"
 
 
+def scored_rows(folder: Path, result: dict[str, Any]) -> list[dict[str, Any]]:
+    path = folder / "scored" / f"{result['benchmark']}.jsonl"
+    return [json.loads(line) for line in path.open(encoding="utf-8")]
+
+
 def from_rows(folder: Path, result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
     """The prob score's calibration and the claims' sources, recomputed from the scored rows
     (the same for reports written before `bench` measured them)."""
@@ -36,7 +41,7 @@ def from_rows(folder: Path, result: dict[str, Any]) -> tuple[dict[str, Any], dic
     from localjudge.bench.run import calibration
 
     name = result["scorer"]
-    rows = [json.loads(line) for line in (folder / "scored" / f"{result['benchmark']}.jsonl").open(encoding="utf-8")]
+    rows = scored_rows(folder, result)
     rows = [r for r in rows if r[f"{name}_score"] is not None]
     probs = [(r[f"{name}_prob_score"], r["label"]) for r in rows if r[f"{name}_prob_score"] is not None]
     prob: dict[str, Any] = {}
@@ -58,7 +63,7 @@ def modal(folder: Path, result: dict[str, Any]) -> str:
     from collections import Counter
 
     name = result["scorer"]
-    rows = [json.loads(line) for line in (folder / "scored" / f"{result['benchmark']}.jsonl").open(encoding="utf-8")]
+    rows = scored_rows(folder, result)
     counts = Counter(r[f"{name}_score"] for r in rows if r[f"{name}_score"] is not None)
     if not counts:
         return "-"
@@ -75,7 +80,7 @@ def copies(folder: Path, result: dict[str, Any]) -> str:
     examples = {normal(text) for text in (toxicity.REASON_EXAMPLE, hallucination.EXAMPLE.reason,
                                           faithfulness.EXAMPLE.reason)}  # as kept by code without the check
     name = result["scorer"]
-    rows = [json.loads(line) for line in (folder / "scored" / f"{result['benchmark']}.jsonl").open(encoding="utf-8")]
+    rows = scored_rows(folder, result)
     unscored = sum(r.get(f"{name}_error_kind") == "copied_example" for r in rows)
     reasons = sum(str(r.get(f"{name}_reason") or "").startswith("[no reason: the judge copied")
                   or normal(str(r.get(f"{name}_reason") or "")) in examples for r in rows)
