@@ -104,6 +104,7 @@ def summary_table(report: BenchReport) -> list[dict[str, str]]:
                                     if best and best.auc.value is not None else "-"),
             "beats baselines? (judge / prob)": " / ".join(
                 judge[name].beats_baselines or "n/a" if name in judge else "n/a" for name in (JUDGE, JUDGE_PROB)),
+            "prob ECE": fmt(r.calibration[JUDGE_PROB].ece) if JUDGE_PROB in r.calibration else "n/a",
         })
     return lines
 
