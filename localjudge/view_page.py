@@ -205,6 +205,8 @@ PAGE_JS = r"""
   function verdictTable(parent, steps) {
     var claims = firstStrings(steps.preprocess);
     var verdicts = steps.analyze && Array.isArray(steps.analyze.verdicts) ? steps.analyze.verdicts : [];
+    if (!verdicts.length && steps.analyze && typeof steps.analyze.verdict === "string")  // direct mode
+      verdicts = [Object.assign({claim: "(the whole output)"}, steps.analyze)];
     var n = Math.max(claims.length, verdicts.length);
     if (!n) return;
     parent.appendChild(el("h4", "", "claims \u2192 verdicts"));

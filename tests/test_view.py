@@ -279,3 +279,12 @@ def test_browser_runs_no_text_from_the_data(page: Path, tmp_path: Path, k: int) 
     assert detail.count(PAYLOADS[k]) >= 4, detail  # output, claim, verdict reason, reason (+ the prompts)
     assert PAYLOADS[k] in dom.text["rows"]
     assert PAYLOADS[k].replace("<", "&lt;").replace(">", "&gt;") in html  # escaped in the serialized DOM
+
+
+def test_browser_shows_a_direct_mode_verdict(tmp_path: Path) -> None:
+    judge = make_fake_judge(DirectVerdict={"verdict": "yes", "reason": "An insult aimed at the reader."})
+    ev = evaluate(dataset_from_rows([{"input": "q", "output": "You idiot."}]), [toxicity_scorer(judge, mode="direct")])
+    path = tmp_path / "direct.jsonl"
+    write_table(ev.dataset, path)
+    detail = Dom(dump_dom(write_view(path), "#row=0", tmp_path / "profile")).text["detail"]
+    assert "(the whole output)yes" in detail and "An insult aimed at the reader." in detail
