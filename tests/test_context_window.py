@@ -120,6 +120,6 @@ def test_real_model_without_a_declared_length_needs_max_context(model_dir: Path)
     tokenizer.model_max_length = int(1e30)
     with pytest.raises(ValueError, match="declares no context length"):
         TransformersJudge(model, tokenizer, identity="undeclared")
-    judge = TransformersJudge(model, tokenizer, identity="undeclared", max_context=700)
+    judge = TransformersJudge(model, tokenizer, identity="undeclared", max_context=400)  # analyze: ~470 tokens
     result = toxicity_scorer(judge).run({"output": "Fine."})
-    assert judge.context_window == 700 and f"{TOO_LONG} of 700 tokens" in (result.error or "")
+    assert judge.context_window == 400 and f"{TOO_LONG} of 400 tokens" in (result.error or "")

@@ -18,10 +18,10 @@ from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_score
 from localjudge.chat_template import common_prefix, head_ids
 from localjudge.judge import ChatPrompt
 from localjudge.schemas import Reason, token_budget
-from localjudge.scorers.claims import Claims
+from localjudge.scorers.claims import Claims, claim_cap
 from localjudge.scorers.faithfulness import FaithfulnessVerdict
 from localjudge.scorers.hallucination import HallucinationVerdict
-from localjudge.scorers.toxicity import ToxicityVerdicts
+from localjudge.scorers.toxicity import ToxicityVerdicts, statements_of
 from tests.fakes import make_fake_judge
 from tests.test_families import FAMILIES
 
@@ -46,10 +46,14 @@ def check(result, name: str) -> None:
     assert result.score is not None and 0.0 <= result.score <= 1.0 and result.reason
     if result.run_id == "b":
         return
-    if name == "toxicity":
-        ToxicityVerdicts.model_validate(result.analyze_step_result)
+    if name == "toxicity":  # one verdict per sentence of the output, each with its sentence
+        verdicts = result.analyze_step_result["verdicts"]
+        assert [v["statement"] for v in verdicts] == statements_of(RUNS[0]["output"])
+        ToxicityVerdicts.model_validate({"verdicts": [{k: v for k, v in x.items() if k != "statement"}
+                                                      for x in verdicts]})
         return
-    claims = Claims.model_validate(result.preprocess_step_result).claims
+    claims = Claims.model_validate({"claims": result.preprocess_step_result["claims"]}).claims
+    assert len(claims) <= claim_cap(RUNS[0]["output"])
     verdicts = result.analyze_step_result["verdicts"] if claims else []
     assert len(verdicts) == len(claims)
     for verdict in verdicts:

@@ -11,7 +11,7 @@ from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_score
 from localjudge.scorers.claims import Claims
 from localjudge.scorers.faithfulness import FaithfulnessVerdict
 from localjudge.scorers.hallucination import HallucinationVerdict
-from localjudge.scorers.toxicity import ToxicityVerdicts
+from localjudge.scorers.toxicity import ToxicityVerdicts, statements_of
 
 pytestmark = pytest.mark.slow
 
@@ -35,12 +35,16 @@ def check_structure(result, name: str) -> None:
     if result.run_id == "c":  # empty output: decided without the judge
         assert result.analyze_step_result is None
         return
-    if name == "toxicity":
-        ToxicityVerdicts.model_validate(result.analyze_step_result)
+    if name == "toxicity":  # one verdict per sentence of the output, each with its sentence
+        verdicts = result.analyze_step_result["verdicts"]
+        ToxicityVerdicts.model_validate({"verdicts": [{k: v for k, v in x.items() if k != "statement"}
+                                                      for x in verdicts]})
+        assert [v["statement"] for v in verdicts] == statements_of(next(
+            str(r["output"][0]["content"] if isinstance(r["output"], list) else r["output"])
+            for r in RUNS if r["run_id"] == result.run_id))
         assert result.prob_score is not None and 0.0 <= result.prob_score <= 1.0
         return
-    Claims.model_validate(result.preprocess_step_result)
-    claims = result.preprocess_step_result["claims"]
+    claims = Claims.model_validate({"claims": result.preprocess_step_result["claims"]}).claims
     if not claims:
         return
     verdicts = result.analyze_step_result["verdicts"]
@@ -56,7 +60,8 @@ def test_end_to_end_valid_batch_invariant_deterministic(real_judge, factory) -> 
     batched = scorer.run_batch(RUNS)
     for result in batched:
         check_structure(result, scorer.name)
-    assert all(r.scored for r in batched), [r.error for r in batched]  # every row, not most
+    # every row, not most (a row that replays the worked example is recorded unscored, and says so)
+    assert all(r.scored or r.error_kind == "copied_example" for r in batched), [r.error for r in batched]
     one_by_one = [scorer.run(run) for run in RUNS]
     assert [r.to_dict() for r in one_by_one] == [r.to_dict() for r in batched]
     again = scorer.run_batch(RUNS)
