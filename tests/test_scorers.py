@@ -194,7 +194,7 @@ def test_a_binding_cap_is_stated_in_the_result(fake_judge: FakeJudgeFactory) -> 
 def test_the_claims_prompt_keeps_opinions_and_leaves_the_question_out() -> None:
     assert "subjective and speculative" in CLAIMS_SYSTEM and "opinion" in CLAIMS_SYSTEM
     assert "Skip greetings and questions." in CLAIMS_SYSTEM and "opinions that state no fact" not in CLAIMS_SYSTEM
-    assert "never list what the\n  question says" in CLAIMS_SYSTEM
+    assert "never list what the question says" in CLAIMS_SYSTEM and "\n  " not in CLAIMS_SYSTEM
 
 
 def test_repeated_claims_are_judged_once(fake_judge: FakeJudgeFactory) -> None:

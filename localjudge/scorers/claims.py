@@ -53,13 +53,15 @@ def _capped(n: int) -> type[BaseModel]:
     return create_model(f"Claims_{n}", __base__=Claims, claims=(field, ...))
 
 
+# One line per rule, no indented continuation: runs of spaces tokenize differently through some
+# GGUF-converted tokenizers (Mistral's), so a prompt with them would differ between the two loads.
 CLAIMS_SYSTEM = """You list the claims a text makes.
 A claim is one statement of fact, opinion or speculation, rewritten as a short sentence that stands on its own.
 Rules:
-- Claims come only from the TEXT. The question only tells you what the text refers to: never list what the
-  question says or assumes.
-- Include every factual, subjective and speculative claim ("the best", "pioneering", "may"). Keep numbers,
-  dates and names exactly.
+- Claims come only from the TEXT. The question only tells you what the text refers to: """ \
+    """never list what the question says or assumes.
+- Include every factual, subjective and speculative claim ("the best", "pioneering", "may"). """ \
+    """Keep numbers, dates and names exactly.
 - Split a compound statement into separate claims. List each claim once.
 - Skip greetings and questions.
 - Add nothing that the text does not say.
