@@ -117,9 +117,6 @@ def calibration(scores: list[float], labels: list[int], n_boot: int = 1000, seed
     """A judge score read as a probability of label 1: its ECE and reliability bins, and a
     threshold tuned on one stratified half of the rows and reported on the other."""
 
-    def ece(s: Sequence[float], y: Sequence[int]) -> float | None:
-        return expected_calibration_error(s, y)
-
     bins = [Bin(*b) for b in reliability_bins(scores, labels)]
     tune, test = split_halves(labels, seed)
     tuned = best_threshold([scores[i] for i in tune], [labels[i] for i in tune]) if tune else None
@@ -131,8 +128,9 @@ def calibration(scores: list[float], labels: list[int], n_boot: int = 1000, seed
             return balanced_accuracy(s, y, t)
 
         held_out = _estimate(at_tuned, [scores[i] for i in test], [labels[i] for i in test], n_boot, seed)
-    return Calibration(_estimate(ece, scores, labels, n_boot, seed), bins, tuned[0] if tuned else None,
-                       tuned[1] if tuned else None, held_out, len(tune), len(test))
+    ece = _estimate(expected_calibration_error, scores, labels, n_boot, seed)
+    return Calibration(ece, bins, tuned[0] if tuned else None, tuned[1] if tuned else None, held_out,
+                       len(tune), len(test))
 
 
 def count_claim_sources(results: Sequence[Any], samples: Sequence[Any]) -> dict[str, int]:
