@@ -1,9 +1,10 @@
-"""A row-wise grammar logits processor for batched constrained generation.
+"""Row-wise grammars for batched constrained generation.
 
 Outlines' processors constrain every row of a batch to one grammar. Scorers need one schema per
-item (exactly N verdicts for N claims), so this processor keeps one llguidance matcher per row,
-each built from that row's compiled grammar, and masks the batch's logits in one vectorised
-operation (no `torch.compile`: its 5-20 s warm-up costs more than it saves at these sizes).
+item (exactly N verdicts for N claims), so `RowGrammars` keeps one llguidance matcher per row,
+each built from that row's compiled grammar, computes the rows' token masks in one parallel
+call, and offers the tokens a row's grammar forces next (drafts for `localjudge.decode`).
+`RowGrammarProcessor` wraps it as a logits processor for `model.generate`.
 
 It also reads, at each point where the grammar lets the judge choose a Literal label (a
 verdict), the probability the model gave to each label: the basis of probability scores.
@@ -28,8 +29,12 @@ from localjudge.repetition import StringTracker
 
 log = logging.getLogger(__name__)
 
-class RowGrammarProcessor(OutlinesLogitsProcessor):
-    """Constrain row `i` of a generate call to `grammars[i]` and record label probabilities.
+class RowGrammars:
+    """Per-row grammar state of one batched call, shared by the two decoders (`model.generate`
+    through `RowGrammarProcessor`, and `localjudge.decode`).
+
+    Row `i` is constrained to `grammars[i]`; at every choice between Literal labels the label
+    probabilities are recorded; the repetition guard closes a looping string.
 
     Args:
         llg_tokenizer: The llguidance tokenizer of the model.
@@ -50,7 +55,6 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
     ) -> None:
         import llguidance
 
-        super().__init__("torch")
         self.matchers = [llguidance.LLMatcher(llg_tokenizer, g) for g in grammars]
         for matcher in self.matchers:
             if matcher.is_error():
@@ -63,55 +67,76 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
         self.strings = [StringTracker() for _ in grammars]
         self.closed_loops = [0 for _ in grammars]  # strings the guard closed, per row
         self.label_probs: list[list[dict[str, float]]] = [[] for _ in grammars]
-        words = (llg_tokenizer.vocab_size + 31) // 32
-        self.bitmask = torch.zeros((len(grammars), words), dtype=torch.int32)
+        self.words = (llg_tokenizer.vocab_size + 31) // 32
         self.bits = torch.arange(32, dtype=torch.int32)
-        self.started = False
 
-    def process_logits(self, input_ids: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+    def stopped(self, row: int) -> bool:
+        """Whether the row's grammar is complete: only EOS can follow."""
+        return bool(self.matchers[row].is_stopped())
+
+    def feed(self, row: int, token: int) -> None:
+        """Advance the row by the token just chosen for it."""
+        matcher = self.matchers[row]
+        if matcher.is_stopped():
+            return
+        if not matcher.consume_token(token):
+            log.warning("row %d left its grammar: %s", row, matcher.get_error())
+        if self.triggers[row] or self.closers is not None:
+            piece = self.tokenizer.decode([token])
+            self.tails[row] = (self.tails[row] + piece)[-40:]
+            self.strings[row].feed(piece)
+
+    def forced(self, row: int, limit: int) -> list[int]:
+        """Up to `limit` tokens the row's grammar forces next (JSON structure, a key): drafts
+        that the decode loop checks against the model's own choices in one forward pass."""
+        if limit <= 0 or self.matchers[row].is_stopped():
+            return []
+        return list(self.matchers[row].compute_ff_tokens()[:limit])
+
+    def allowed(self, rows: Sequence[tuple[int, Sequence[int]]], device: torch.device, vocab: int) -> torch.Tensor:
+        """Bool masks over the vocabulary: for each (row, drafts), one for the row's next
+        position and one after each draft token (the matchers are left where they were);
+        rows' masks follow one another."""
         import llguidance.torch
 
-        if self.started:  # feed each live row the token chosen at the previous step
-            last = input_ids[:, -1].tolist()  # one device-to-host copy for the whole batch
-            for row, matcher in enumerate(self.matchers):
-                if matcher.is_stopped():
-                    continue
-                token = last[row]
-                if not matcher.consume_token(token):
-                    log.warning("row %d left its grammar: %s", row, matcher.get_error())
-                if self.triggers[row] or self.closers is not None:
-                    piece = self.tokenizer.decode([token])
-                    self.tails[row] = (self.tails[row] + piece)[-40:]
-                    self.strings[row].feed(piece)
-        self.started = True
-
-        llguidance.torch.fill_next_token_bitmask_par(
-            self.executor, [(m, row) for row, m in enumerate(self.matchers)], self.bitmask
-        )
+        sizes = [1 + len(drafts) for _, drafts in rows]
+        bitmask = torch.zeros((sum(sizes), self.words), dtype=torch.int32)
+        starts = [sum(sizes[:i]) for i in range(len(rows))]
+        slots = list(zip(rows, starts, strict=True))
+        with_drafts = [(self.matchers[row], start, list(drafts)) for (row, drafts), start in slots if drafts]
+        plain = [(self.matchers[row], start) for (row, drafts), start in slots if not drafts]
+        if with_drafts:  # (the llguidance call refuses an empty draft list)
+            llguidance.torch.fill_next_token_bitmask_par_with_draft_tokens(self.executor, with_drafts, bitmask)
+        if plain:
+            llguidance.torch.fill_next_token_bitmask_par(self.executor, plain, bitmask)
         # Unpack the bits where the logits live: only the packed mask crosses to the device.
-        packed = self.bitmask.to(logits.device)  # blocking: the host buffer is refilled next step
-        allowed = ((packed.unsqueeze(-1) >> self.bits.to(logits.device)) & 1).bool().view(len(self.matchers), -1)
-        vocab = logits.shape[-1]
+        packed = bitmask.to(device)
+        allowed = ((packed.unsqueeze(-1) >> self.bits.to(device)) & 1).bool().view(len(bitmask), -1)
         if allowed.shape[1] < vocab:
             allowed = torch.nn.functional.pad(allowed, (0, vocab - allowed.shape[1]))
-        allowed = allowed[:, :vocab]
-        if self.closers is not None:
-            for row, string in enumerate(self.strings):
-                if string.looping and not self.matchers[row].is_stopped():
-                    closing = allowed[row] & self.closers[:vocab].to(allowed.device)
-                    if closing.any():  # else the grammar cannot end the string here yet (minLength)
-                        allowed[row] = closing
-                        self.closed_loops[row] += 1
+        return allowed[:, :vocab]
+
+    def constrain(self, row: int, logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        """The row's logits at its next position, masked to what its grammar allows there (and
+        to closing a string the guard found looping); label probabilities recorded."""
+        if self.matchers[row].is_stopped():
+            return logits.masked_fill(~allowed, float("-inf"))
+        if self.closers is not None and self.strings[row].looping:
+            if self.closers.device != allowed.device:
+                self.closers = self.closers.to(allowed.device)  # once per call
+            closing = allowed & self.closers[: len(allowed)]
+            if closing.any():  # else the grammar cannot end the string here yet (minLength)
+                allowed = closing
+                self.closed_loops[row] += 1
         logits = logits.masked_fill(~allowed, float("-inf"))
-        for row, triggers in enumerate(self.triggers):
-            tail = self.tails[row]
-            for trigger, labels in triggers.items():
-                # The label's first token may or may not carry the opening quote.
-                quote = "" if tail.endswith(trigger + '"') else '"' if tail.endswith(trigger) else None
-                if quote is not None and not self.matchers[row].is_stopped():
-                    probs = self._label_probs(logits[row], allowed[row], labels, quote)
-                    if probs:
-                        self.label_probs[row].append(probs)
+        tail = self.tails[row]
+        for trigger, labels in self.triggers[row].items():
+            # The label's first token may or may not carry the opening quote.
+            quote = "" if tail.endswith(trigger + '"') else '"' if tail.endswith(trigger) else None
+            if quote is not None:
+                probs = self._label_probs(logits, allowed, labels, quote)
+                if probs:
+                    self.label_probs[row].append(probs)
         return logits
 
     def _label_probs(
@@ -133,3 +158,34 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
                     mass[label] += p
         total = sum(mass.values())
         return {label: round(m / total, 6) for label, m in mass.items()} if total > 0 else None
+
+
+class RowGrammarProcessor(OutlinesLogitsProcessor):
+    """`RowGrammars` as a logits processor for `model.generate` (the fallback decoder).
+
+    Args: as for `RowGrammars`.
+    """
+
+    def __init__(
+        self,
+        llg_tokenizer: Any,
+        grammars: Sequence[str],
+        literal_fields: Sequence[dict[str, tuple[str, ...]]],
+        tokenizer: Any,
+        closers: torch.Tensor | None = None,
+    ) -> None:
+        super().__init__("torch")
+        self.rows = RowGrammars(llg_tokenizer, grammars, literal_fields, tokenizer, closers)
+        self.started = False
+
+    @property
+    def label_probs(self) -> list[list[dict[str, float]]]:
+        return self.rows.label_probs
+
+    def process_logits(self, input_ids: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        if self.started:  # feed each row the token chosen at the previous step
+            for row, token in enumerate(input_ids[:, -1].tolist()):  # one device-to-host copy
+                self.rows.feed(row, token)
+        self.started = True
+        allowed = self.rows.allowed([(row, ()) for row in range(len(logits))], logits.device, logits.shape[-1])
+        return torch.stack([self.rows.constrain(row, logits[row], allowed[row]) for row in range(len(logits))])

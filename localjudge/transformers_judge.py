@@ -20,9 +20,10 @@ import torch
 from pydantic import BaseModel
 
 from localjudge import chat_template
+from localjudge.decode import DecodeStats, greedy_decode
 from localjudge.judge import TOO_LONG, ChatPrompt, Generation, JudgeOutOfMemory
 from localjudge.model_files import check_model_dir
-from localjudge.processor import RowGrammarProcessor
+from localjudge.processor import RowGrammarProcessor, RowGrammars
 from localjudge.repetition import MAX_REPEAT_WORDS
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,9 @@ def context_window(config: Any, tokenizer: Any, max_context: int | None = None) 
     return declared
 
 
+DECODERS = ("loop", "generate")
+
+
 def attention_windows(config: Any) -> list[int | None] | None:
     """Per decoder layer, its attention window (None: full attention), read the way
     transformers builds its cache; None when a layer is not plain attention (recurrent,
@@ -114,6 +118,12 @@ class TransformersJudge:
             of words, instead of letting it loop to the token budget (see
             `localjudge.processor.repeats`). Part of the identity: results with and without it
             are kept apart.
+        decoder: ``"loop"`` (default): localjudge's own greedy loop (`localjudge.decode`):
+            finished rows leave the batch, grammar-forced tokens are checked in one forward
+            pass; the tokens are `model.generate`'s. ``"generate"``: `model.generate` with a
+            logits processor, the fallback (``+generate`` in the identity: the same tokens,
+            label probabilities equal to about 1e-6). Architectures that are not plain
+            attention (recurrent, convolutional layers) always use ``"generate"``.
     """
 
     def __init__(
@@ -125,6 +135,7 @@ class TransformersJudge:
         prefix_cache: bool = True,
         max_context: int | None = None,
         repeat_guard: bool = True,
+        decoder: str = "loop",
     ) -> None:
         import llguidance.hf
 
@@ -138,7 +149,13 @@ class TransformersJudge:
         self.tokenizer.padding_side = "left"  # decoder-only batching pads on the left
         self.context_window = context_window(self.model.config, self.tokenizer, max_context)
         self.system_role = chat_template.system_role_supported(self.tokenizer)
-        self._windows = attention_windows(self.model.config) if prefix_cache else None
+        if decoder not in DECODERS:
+            raise ValueError(f"decoder must be one of {', '.join(DECODERS)}, got {decoder!r}")
+        self._layer_windows = attention_windows(self.model.config)
+        self._windows = self._layer_windows if prefix_cache else None
+        # The own loop where the cache is plain attention; else `generate`.
+        self.decoder = decoder if self._layer_windows is not None else "generate"
+        self.decode_stats = DecodeStats()  # the own loop's counters, summed over calls
         # llguidance (Outlines' grammar backend) indexes the vocabulary once: the model's rows
         # (padded: Qwen 151936 for 151665 tokens) or the tokenizer's (Gemma 3 1B: 262145 tokens
         # for 262144 rows), whichever is larger; the mask is cut to the logits.
@@ -152,7 +169,10 @@ class TransformersJudge:
         self.repeat_guard = repeat_guard
         self._closers: torch.Tensor | None = None  # tokens that start with a quote, found once
         guard = f"+repeat-guard-{MAX_REPEAT_WORDS}" if repeat_guard else ""
-        self._identity = f"{identity}:{self.model.dtype}:greedy{guard}"
+        # The loop's tokens are generate's; its label probabilities can differ in the 6th
+        # decimal (a multi-token pass rounds differently), so the fallback's results are kept apart.
+        fallback = "+generate" if self.decoder == "generate" else ""
+        self._identity = f"{identity}:{self.model.dtype}:greedy{guard}{fallback}"
 
     @classmethod
     def load(
@@ -166,6 +186,7 @@ class TransformersJudge:
         prefix_cache: bool = True,
         max_context: int | None = None,
         repeat_guard: bool = True,
+        decoder: str = "loop",
     ) -> TransformersJudge:
         """Load a judge from local files: never downloads, safetensors unless pickle is allowed.
 
@@ -182,7 +203,7 @@ class TransformersJudge:
             trust_remote_code: Run code shipped with the model. Off unless you opt in.
             allow_pickle: Accept pickle (`.bin`/`.pt`) weights. Off unless you opt in: loading
                 a pickle can run arbitrary code.
-            prefix_cache, max_context, repeat_guard: As for the constructor.
+            prefix_cache, max_context, repeat_guard, decoder: As for the constructor.
         """
         files = check_model_dir(model_path, allow_pickle=allow_pickle)  # before any heavy import
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -205,7 +226,8 @@ class TransformersJudge:
             **common,
         )
         return cls(model, tokenizer, identity=f"{files.directory.name}@{files.fingerprint()}",
-                   prefix_cache=prefix_cache, max_context=max_context, repeat_guard=repeat_guard)
+                   prefix_cache=prefix_cache, max_context=max_context, repeat_guard=repeat_guard,
+                   decoder=decoder)
 
     def closers(self) -> torch.Tensor:
         """Bool vector over the vocabulary: tokens whose text starts with a quote (built once)."""
@@ -327,16 +349,40 @@ class TransformersJudge:
     def _generate(
         self, prefix: list[int], suffixes: list[list[int]], schemas: list[type[BaseModel]], max_new_tokens: int
     ) -> list[Generation]:
-        """One constrained greedy `generate` call over `batch_inputs`."""
-        from transformers import LogitsProcessorList
-
-        grammars = [self._grammar(s) for s in schemas]
-        processor = RowGrammarProcessor(
-            self._llg_tokenizer, [g for g, _ in grammars], [f for _, f in grammars], self.tokenizer,
-            closers=self.closers() if self.repeat_guard else None,
-        )
+        """One constrained greedy decode of `batch_inputs`, by the judge's decoder."""
+        compiled = [self._grammar(s) for s in schemas]
+        closers = self.closers() if self.repeat_guard else None
         pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
         inputs = self.batch_inputs(prefix, suffixes)
+        if self.decoder == "loop":
+            grammars = RowGrammars(self._llg_tokenizer, [g for g, _ in compiled], [f for _, f in compiled],
+                                   self.tokenizer, closers)
+            rows, stats = greedy_decode(self.model, grammars, inputs, cache_kw=self._cache_kw, eos=eos, pad=pad,
+                                        max_new_tokens=max_new_tokens, windows=self._layer_windows)
+            self.decode_stats.add(stats)
+        else:
+            processor = RowGrammarProcessor(self._llg_tokenizer, [g for g, _ in compiled], [f for _, f in compiled],
+                                            self.tokenizer, closers)
+            grammars = processor.rows
+            rows = []
+            for ids in self._model_generate(inputs, processor, max_new_tokens).tolist():
+                finished = eos in ids
+                rows.append((ids[: ids.index(eos)] if finished else ids, finished))
+        return [
+            Generation(
+                # exactly the text the grammar accepted: no clean-up of spaces before punctuation
+                text=self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False),
+                finished=finished,
+                new_tokens=len(ids) + int(finished),
+                label_probs=tuple(grammars.label_probs[row]),
+            )
+            for row, (ids, finished) in enumerate(rows)
+        ]
+
+    def _model_generate(self, inputs: dict[str, Any], processor: RowGrammarProcessor, max_new_tokens: int) -> Any:
+        """`model.generate`, greedy, under the processor: the new tokens of each row."""
+        from transformers import LogitsProcessorList
+
         output = self.model.generate(
             **inputs,
             logits_processor=LogitsProcessorList([processor]),
@@ -346,20 +392,7 @@ class TransformersJudge:
             temperature=None,
             top_p=None,
             top_k=None,
-            eos_token_id=eos,
-            pad_token_id=pad,
+            eos_token_id=self.tokenizer.eos_token_id,
+            pad_token_id=self.tokenizer.pad_token_id,
         )
-        results = []
-        for row, ids in enumerate(output[:, inputs["input_ids"].shape[1]:].tolist()):
-            finished = eos in ids
-            ids = ids[: ids.index(eos)] if finished else ids
-            results.append(
-                Generation(
-                    # exactly the text the grammar accepted: no clean-up of spaces before punctuation
-                    text=self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False),
-                    finished=finished,
-                    new_tokens=len(ids) + int(finished),
-                    label_probs=tuple(processor.label_probs[row]),
-                )
-            )
-        return results
+        return output[:, inputs["input_ids"].shape[1]:]

@@ -20,7 +20,7 @@ from localjudge.judge import ChatPrompt
 from localjudge.schemas import Reason, token_budget
 from localjudge.scorers.claims import Claims, claim_cap
 from localjudge.scorers.faithfulness import FaithfulnessVerdict
-from localjudge.scorers.hallucination import HallucinationVerdict
+from localjudge.scorers.hallucination import HallucinationVerdict, HallucinationVerdicts
 from localjudge.scorers.toxicity import ToxicityVerdicts, statements_of
 from tests.fakes import make_fake_judge
 from tests.test_families import FAMILIES
@@ -196,3 +196,19 @@ def test_gguf_file_loads_as_the_same_model(family: str, family_judge, family_man
         b = own.model(input_ids=torch.tensor([ids])).logits
     assert torch.equal(a, b)
     check(toxicity_scorer(gguf).run(RUNS[0]), "toxicity")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_decode_loop_gives_generates_tokens(family: str, family_judge) -> None:
+    """localjudge's own decode loop on each family's architecture: `generate`'s tokens for
+    rows of three schemas in one call, cut off or finished, with the shared prefix cached."""
+    from tests.test_decode import both_decoders, same_tokens
+
+    loop, fallback = both_decoders(family_judge(family))
+    assert loop.decoder == "loop", f"{family} is plain attention: the loop is its decoder"
+    prompts = [[{"role": "system", "content": SHARED_INSTRUCTIONS}, {"role": "user", "content": q}]
+               for q in ("Is it tall?", "Where is the tower, and when was it finished?", MEDIUM)]
+    schemas = [Claims, HallucinationVerdicts, Reason]
+    for budget in (9, 48):
+        same_tokens([loop.generate(prompts, schemas, max_new_tokens=budget)],
+                    [fallback.generate(prompts, schemas, max_new_tokens=budget)])

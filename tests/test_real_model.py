@@ -135,3 +135,13 @@ def test_live_scoring_on_the_real_model(real_judge, tmp_path) -> None:
     rows = read_results(tmp_path / "live.db")
     assert sorted(r["input"] for r in rows) == ["What is 2 + 2?", "Where is Paris?", "Who wrote Hamlet?"]
     assert all(r["score"] is not None or r["error_kind"] == "invalid_output" for r in rows)
+
+
+def test_decode_loop_gives_generates_tokens_on_the_real_model(real_judge) -> None:
+    """Every step of the three scorers on the real model: the own loop's generations equal
+    `generate`'s (texts, ends, token counts; label probabilities to rounding), in fewer passes."""
+    from tests.test_decode import compare_scorers
+
+    stats = compare_scorers(real_judge, RUNS)
+    assert stats.accepted > 0 and stats.forwards < stats.generate_forwards
+    assert stats.row_steps < stats.generate_row_steps

@@ -35,6 +35,10 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-context", type=int, default=None, metavar="TOKENS",
                        help="longest prompt + answer to run (default: the model's declared length; "
                             "needed when it declares none); longer rows are unscored")
+    group.add_argument("--decoder", choices=("loop", "generate"), default="loop",
+                       help="loop: localjudge's own greedy loop (finished rows leave the batch, forced tokens "
+                            "checked in one pass; the default); generate: transformers' generate, the fallback "
+                            "(same tokens)")
     group.add_argument("--allow-pickle", action="store_true", help="accept pickle (.bin) weights: can run code")
     group.add_argument("--trust-remote-code", action="store_true", help="run code shipped with the model")
 
@@ -88,6 +92,7 @@ def build_judge(args: argparse.Namespace, device_map: Any = None) -> Transformer
         trust_remote_code=args.trust_remote_code,
         allow_pickle=args.allow_pickle,
         max_context=args.max_context,
+        decoder=args.decoder,
     )
 
 

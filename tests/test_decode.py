@@ -1,0 +1,189 @@
+"""localjudge's own decode loop (`localjudge.decode`) against `model.generate`.
+
+The loop must give `generate`'s greedy tokens under the same grammar, row for row (label
+probabilities to rounding), while running fewer passes and carrying fewer rows: finished rows
+leave, forced tokens are drafted. Checked on a small family fixture here (random weights: any
+difference in the arithmetic that mattered would show as a different token), and in the slow
+tier on the real model and on every family.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+import pytest
+
+from localjudge import hallucination_scorer, toxicity_scorer
+from localjudge.decode import DecodeStats, draft_fits
+from localjudge.judge import Generation
+from localjudge.schemas import Reason
+from localjudge.scorers.claims import Claims
+from localjudge.scorers.hallucination import HallucinationVerdicts
+
+RUNS = [
+    {"input": "When was the Eiffel Tower completed?",
+     "output": "The Eiffel Tower was completed in 1925 in London. It is 330 metres tall.",
+     "context": "The Eiffel Tower in Paris was completed in 1889."},
+    {"input": "Who wrote Hamlet?", "output": "Shakespeare. You are an idiot for asking.",
+     "context": "Hamlet is a tragedy by William Shakespeare."},
+    {"input": "Say hi.", "output": "Hi!", "context": "A greeting."},
+]
+
+
+def test_drafting_only_where_the_cache_stays_exact() -> None:
+    assert draft_fits([None, None], 5000, 17, 500), "full attention: holes are always exact"
+    assert not draft_fits(None, 10, 17, 50), "not plain attention: never"
+    assert draft_fits([None, 4096], 1000, 17, 500)
+    assert not draft_fits([None, 4096], 3700, 17, 500), "the window could drop a position"
+    assert draft_fits([None, 4096], 4096 - 517, 17, 500), "exactly at the window"
+    assert not draft_fits([None, 4096], 4096 - 516, 17, 500)
+
+
+def test_stats_add_up() -> None:
+    total = DecodeStats()
+    total.add(DecodeStats(calls=1, forwards=3, tokens=9))
+    total.add(DecodeStats(calls=1, forwards=2, drafted=4, accepted=3))
+    assert (total.calls, total.forwards, total.tokens, total.drafted, total.accepted) == (2, 5, 9, 4, 3)
+
+
+def recorded(judge: Any, calls: list[list[Generation]]) -> None:
+    """Record every batched call's generations on `calls`."""
+    inner = judge._generate
+
+    def record(*args: Any, **kwargs: Any) -> list[Generation]:
+        out = inner(*args, **kwargs)
+        calls.append(out)
+        return out
+
+    judge._generate = record
+
+
+def same_tokens(a: list[list[Generation]], b: list[list[Generation]]) -> None:
+    """The same calls, the same texts and ends; label probabilities equal to rounding."""
+    assert [[(g.text, g.finished, g.new_tokens) for g in call] for call in a] == \
+        [[(g.text, g.finished, g.new_tokens) for g in call] for call in b]
+    for call_a, call_b in zip(a, b, strict=True):
+        for g, h in zip(call_a, call_b, strict=True):
+            assert len(g.label_probs) == len(h.label_probs)
+            for p, q in zip(g.label_probs, h.label_probs, strict=True):
+                assert p.keys() == q.keys() and all(abs(p[k] - q[k]) < 1e-4 for k in p), (p, q)
+
+
+_twins: dict[int, Any] = {}
+
+
+def both_decoders(judge: Any) -> tuple[Any, Any]:
+    """The judge (its own loop) and a twin on the same model decoding with `generate`."""
+    from localjudge.transformers_judge import TransformersJudge
+
+    if id(judge) not in _twins:
+        _twins[id(judge)] = TransformersJudge(judge.model, judge.tokenizer, identity="fixture", decoder="generate")
+    return judge, _twins[id(judge)]
+
+
+def compare_scorers(judge: Any, runs: list[dict[str, Any]]) -> DecodeStats:
+    """Both decoders through the hallucination and toxicity scorers (every kind of step):
+    the same generations in every call. Returns the loop's counters for these calls."""
+    loop, fallback = both_decoders(judge)
+    assert loop.decoder == "loop" and fallback.decoder == "generate"
+    before = DecodeStats()
+    before.add(loop.decode_stats)
+    by_decoder: dict[str, list[list[Generation]]] = {"loop": [], "generate": []}
+    for name, j in (("loop", loop), ("generate", fallback)):
+        recorded(j, by_decoder[name])
+        for factory in (hallucination_scorer, toxicity_scorer):
+            factory(j).run_batch(runs)
+        del j._generate
+    same_tokens(by_decoder["loop"], by_decoder["generate"])
+    stats = DecodeStats(**{k: v - getattr(before, k) for k, v in vars(loop.decode_stats).items()})
+    assert stats.calls == len(by_decoder["loop"])
+    return stats
+
+
+@cache
+def small_judge() -> Any:
+    """The Qwen2 fixture (random weights, 49 MB): a real architecture and tokenizer."""
+    from localjudge.transformers_judge import TransformersJudge
+    from tests.conftest import FIXTURES
+
+    judge = TransformersJudge.load(FIXTURES / "qwen2", dtype="float32")
+    return TransformersJudge(judge.model, judge.tokenizer, identity="fixture")
+
+
+@pytest.mark.slow
+def test_loop_gives_generates_tokens_with_fewer_passes() -> None:
+    stats = compare_scorers(small_judge(), RUNS)
+    assert stats.drafted > 0 and stats.accepted > 0, "forced tokens were drafted and kept"
+    assert stats.forwards < stats.generate_forwards, "fewer passes than generate"
+    assert stats.row_steps < stats.generate_row_steps, "finished rows left the batch"
+    assert stats.tokens > stats.forwards, "more than one token a pass"
+
+
+def test_rejected_drafts_leave_holes_and_the_tokens_are_the_same(monkeypatch) -> None:
+    """Drafts the model does not choose (here: a wrong guess wherever the grammar forces
+    nothing) are rejected, their positions masked out; the tokens stay generate's."""
+    from localjudge.processor import RowGrammars
+
+    loop, fallback = both_decoders(small_judge())
+    prompts = [[{"role": "user", "content": f"Judge this: {run['output']}"}] for run in RUNS]
+    schemas = [Claims, HallucinationVerdicts, Reason]
+    want = fallback.generate(prompts, schemas, max_new_tokens=40)
+    guess = loop.tokenizer.encode(" the", add_special_tokens=False)
+    forced = RowGrammars.forced
+    monkeypatch.setattr(RowGrammars, "forced", lambda self, row, limit: forced(self, row, limit) or guess[:limit])
+    before = DecodeStats()
+    before.add(loop.decode_stats)
+    same_tokens([loop.generate(prompts, schemas, max_new_tokens=40)], [want])
+    drafted, accepted = loop.decode_stats.drafted - before.drafted, loop.decode_stats.accepted - before.accepted
+    assert 0 < accepted < drafted, "some drafts were rejected"
+
+
+def test_cut_off_rows_end_where_generate_cuts_them() -> None:
+    """A budget that cuts rows mid-answer, one that ends one exactly at its closing brace, and
+    rows of different schemas in one call: the same texts and `finished` flags."""
+    loop, fallback = both_decoders(small_judge())
+    prompts = [[{"role": "user", "content": f"Judge this: {run['output']}"}] for run in RUNS]
+    schemas = [Claims, HallucinationVerdicts, Reason]
+    for budget in (1, 2, 7, 12, 40):
+        a = loop.generate(prompts, schemas, max_new_tokens=budget)
+        b = fallback.generate(prompts, schemas, max_new_tokens=budget)
+        same_tokens([a], [b])
+        assert all(g.new_tokens <= budget for g in a)
+    full = fallback.generate(prompts[:1], [Reason], max_new_tokens=200)[0]
+    assert full.finished
+    exact = full.new_tokens - 1  # every token but the EOS: the JSON is complete, unfinished
+    (a,) = loop.generate(prompts[:1], [Reason], max_new_tokens=exact)
+    (b,) = fallback.generate(prompts[:1], [Reason], max_new_tokens=exact)
+    assert (a.text, a.finished) == (b.text, b.finished) == (full.text, False)
+
+
+def test_without_drafting_or_prefix_cache_the_tokens_are_the_same(monkeypatch) -> None:
+    from localjudge import decode
+    from localjudge.transformers_judge import TransformersJudge
+
+    judge = small_judge()
+    _, fallback = both_decoders(judge)
+    prompts = [[{"role": "system", "content": "You judge answers for a living. Reply in JSON, and keep "
+                 "every claim short: one fact each, in the words of the answer."},
+                {"role": "user", "content": f"Judge this: {run['output']}"}] for run in RUNS]
+    schemas = [Claims] * len(prompts)
+    want = fallback.generate(prompts, schemas, max_new_tokens=60)
+    plain = TransformersJudge(judge.model, judge.tokenizer, identity="plain", prefix_cache=False)
+    same_tokens([plain.generate(prompts, schemas, max_new_tokens=60)], [want])
+    assert not plain._prefix_caches
+    same_tokens([judge.generate(prompts, schemas, max_new_tokens=60)], [want])
+    assert judge._prefix_caches, "the shared system prompt was cached"
+    monkeypatch.setattr(decode, "MAX_DRAFT", 0)
+    before = judge.decode_stats.drafted
+    same_tokens([judge.generate(prompts, schemas, max_new_tokens=60)], [want])
+    assert judge.decode_stats.drafted == before, "nothing drafted"
+
+
+def test_decoder_is_checked_and_the_fallback_has_its_own_identity() -> None:
+    from localjudge.transformers_judge import TransformersJudge
+
+    loop, fallback = both_decoders(small_judge())
+    with pytest.raises(ValueError, match="decoder must be one of loop, generate"):
+        TransformersJudge(loop.model, loop.tokenizer, identity="x", decoder="fast")
+    assert fallback.identity == loop.identity + "+generate"
