@@ -97,7 +97,10 @@ class ForwardTimer:
     """Times every top-level forward of a model with hooks: prefill vs decode.
 
     A forward over more than one new position per row is prefill (the prompt, or the judge's
-    shared prefix); one position per row is a decode step. For decode steps it also adds up
+    shared prefix), unless it is a draft window of the judge's own decode loop (at most
+    1 + `localjudge.decode.MAX_DRAFT` positions over a non-empty cache): those are `window`
+    (a prefill of so few uncached tokens would count there too: rare, and small); one
+    position per row is a decode step. For decode steps it also adds up
     the attended length (batch x key/value positions), for a KV-cache traffic estimate. The
     hooks are on the model object only while the `with` block runs.
     """
@@ -107,8 +110,10 @@ class ForwardTimer:
         self.device = model.device
         self.prefill = Tally()  # items: prompt tokens (batch x width)
         self.decode = Tally()  # items: rows decoded (one token each)
+        self.window = Tally()  # items: positions of draft windows (batch x width)
         self.kv_positions = 0  # sum over decode steps of batch x attended length
         self.shape = (0, 0)  # of the forward in flight: batch, new positions
+        self.cached = 0  # positions already in its cache
         self.attended = 0
         self.started = 0.0
         self.handles: list[Any] = []
@@ -132,6 +137,7 @@ class ForwardTimer:
         self.shape = (0, 0) if ids is None else (int(ids.shape[0]), int(ids.shape[1]))
         mask: Any = kwargs.get("attention_mask")
         self.attended = int(mask.shape[-1]) if hasattr(mask, "shape") else self.shape[1]
+        self.cached = self.attended - self.shape[1]
         synchronize(self.device)
         self.started = time.perf_counter()
 
@@ -139,7 +145,11 @@ class ForwardTimer:
         synchronize(self.device)
         seconds = time.perf_counter() - self.started
         batch, width = self.shape
-        if width > 1:
+        from localjudge.decode import MAX_DRAFT
+
+        if 1 < width <= 1 + MAX_DRAFT and self.cached > 0:
+            self.window.add(seconds, batch * width)
+        elif width > 1:
             self.prefill.add(seconds, batch * width)
         else:
             self.decode.add(seconds, batch)
@@ -148,34 +158,39 @@ class ForwardTimer:
 
 @contextmanager
 def timed_processor(device: Any) -> Iterator[dict[str, Tally]]:
-    """Time `RowGrammarProcessor`: its construction (matchers) and every `process_logits`.
+    """Time the row-wise grammars (`RowGrammars`, under either decoder): their construction
+    (one matcher per row) and every call that masks, feeds or drafts.
 
-    The judge builds its processor inside `generate`, so the class's two methods are wrapped
-    for the duration of the `with` block and put back when it ends, even on an error.
+    The judge builds them inside each call, so the class's methods are wrapped for the duration
+    of the `with` block and put back when it ends, even on an error. "steps" adds up the calls
+    of `allowed` (masks), `constrain` (masking one row's logits, label probabilities, the
+    repetition guard), `feed` and `forced` (drafts).
     """
-    from localjudge.processor import RowGrammarProcessor
+    from localjudge.processor import RowGrammars
 
     tallies = {"setup": Tally(), "steps": Tally()}
-    original_init, original_step = RowGrammarProcessor.__init__, RowGrammarProcessor.process_logits
+    names = ("__init__", "allowed", "constrain", "feed", "forced")
+    originals = {name: getattr(RowGrammars, name) for name in names}
 
-    def init(self: Any, *args: Any, **kwargs: Any) -> None:
-        start = time.perf_counter()
-        original_init(self, *args, **kwargs)
-        tallies["setup"].add(time.perf_counter() - start)
+    def wrap(name: str) -> Any:
+        original, tally = originals[name], tallies["setup" if name == "__init__" else "steps"]
 
-    def step(self: Any, input_ids: Any, logits: Any) -> Any:
-        start = time.perf_counter()
-        out = original_step(self, input_ids, logits)
-        synchronize(device)
-        tallies["steps"].add(time.perf_counter() - start, int(logits.shape[0]))
-        return out
+        def timed(self: Any, *args: Any, **kwargs: Any) -> Any:
+            start = time.perf_counter()
+            out = original(self, *args, **kwargs)
+            if name in ("allowed", "constrain"):
+                synchronize(device)
+            tally.add(time.perf_counter() - start)
+            return out
+        return timed
 
-    RowGrammarProcessor.__init__, RowGrammarProcessor.process_logits = init, step
+    for name in names:
+        setattr(RowGrammars, name, wrap(name))
     try:
         yield tallies
     finally:
-        RowGrammarProcessor.__init__ = original_init
-        RowGrammarProcessor.process_logits = original_step
+        for name, original in originals.items():
+            setattr(RowGrammars, name, original)
 
 
 # --- judges around a judge ---------------------------------------------------------------

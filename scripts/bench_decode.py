@@ -1,0 +1,171 @@
+"""localjudge's own decode loop against `model.generate`, side by side in one process.
+
+On one loaded model, for each built-in benchmark (its rows, its scorer), both decoders score
+the same rows: `--decoder generate` (transformers' generate with the row-wise grammar
+processor) and `--decoder loop` (the default: finished rows leave, forced tokens drafted). Each
+decoder's judge first makes one untimed pass over the benchmark's first batch (grammars
+compiled, shared-prefix caches built), then the timed pass; decoders alternate per benchmark.
+
+Figures per benchmark and decoder: seconds, rows/s, generated tokens/s, forward passes, rows
+carried by those passes (row-steps), drafted and accepted forced tokens; then the loop's
+speed-up (rows/s ratio) and whether every judge output was the same text. With `--profile`,
+where the loop's time goes in the timed pass: prefill forwards, one-token decode forwards,
+draft-window forwards, grammar work (masks, verification, feeding, drafts), the rest of the
+judge, and the engine outside the judge.
+
+Usage:
+    .venv/bin/python scripts/bench_decode.py [--model DIR] [--benchmarks begin,halueval_qa,...]
+        [--limit 8] [--batch-size 8] [--threads N] [--profile] [--json OUT.json]
+
+Run it alone: on 2 cores another busy process skews every figure. State results as ratios
+measured in one run: absolute times differ up to 2x between machines of one kind.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from measure import (
+    DEFAULT_MODEL,
+    ForwardTimer,
+    RecordingJudge,
+    Stopwatch,
+    markdown_table,
+    set_offline_env,
+    set_torch_threads,
+    timed_processor,
+    write_json,
+)
+
+
+class TextsJudge:
+    """Passes calls through; keeps every output's text and end, in call order."""
+
+    def __init__(self, judge: Any) -> None:
+        self.judge, self.outputs = judge, []
+
+    @property
+    def identity(self) -> str:
+        return str(self.judge.identity)
+
+    def generate(self, prompts: Any, schemas: Any, *, max_new_tokens: int) -> Any:
+        out = self.judge.generate(prompts, schemas, max_new_tokens=max_new_tokens)
+        self.outputs.extend((g.text, g.finished) for g in out)
+        return out
+
+
+def one_pass(judge: Any, bench: Any, runs: list[dict[str, Any]], batch_size: int, profile: bool) -> dict[str, Any]:
+    """Score `runs` with the benchmark's scorer on `judge` (timed); its figures."""
+    from localjudge.decode import DecodeStats
+    from localjudge.evaluate import score_runs
+    from localjudge.scorers import SCORERS
+
+    texts = TextsJudge(judge)
+    recorder = RecordingJudge(texts)
+    scorer = SCORERS[bench.scorer](recorder)
+    before = DecodeStats()
+    before.add(judge.decode_stats)
+    forwards = ForwardTimer(judge.model)
+    with forwards, timed_processor(judge.model.device) as grammar, Stopwatch() as watch:
+        _, summary = score_runs(runs, [scorer], batch_size=batch_size)
+    stats = {k: v - getattr(before, k) for k, v in vars(judge.decode_stats).items()}
+    s = summary[bench.scorer]
+    passes = forwards.prefill.calls + forwards.decode.calls + forwards.window.calls
+    lockstep = sum(c.longest * len(c.prompts) for c in recorder.calls)  # every row to its call's end
+    figures: dict[str, Any] = {
+        "benchmark": bench.name, "decoder": judge.decoder, "rows": len(runs), "scored": s.scored,
+        "seconds": round(watch.seconds, 2), "rows/s": round(len(runs) / watch.seconds, 4),
+        "gen tokens": s.new_tokens, "gen tokens/s": round(s.new_tokens / watch.seconds, 1),
+        "forward passes": passes,
+        "row-steps": stats["row_steps"] if judge.decoder == "loop" else lockstep,
+        "drafted": stats["drafted"], "accepted": stats["accepted"],
+        "_texts": texts.outputs,
+    }
+    if profile:
+        judge_s = sum(c.seconds for c in recorder.calls)
+        grammar_s = grammar["setup"].seconds + grammar["steps"].seconds
+        model_s = forwards.prefill.seconds + forwards.decode.seconds + forwards.window.seconds
+        figures["_profile"] = {
+            "benchmark": bench.name, "decoder": judge.decoder, "total s": round(watch.seconds, 2),
+            "prefill s": round(forwards.prefill.seconds, 2), "prefill passes": forwards.prefill.calls,
+            "decode s": round(forwards.decode.seconds, 2), "decode passes": forwards.decode.calls,
+            "ms/decode pass": round(1000 * forwards.decode.seconds / max(forwards.decode.calls, 1), 1),
+            "window s": round(forwards.window.seconds, 2), "window passes": forwards.window.calls,
+            "grammar s": round(grammar_s, 2),
+            "rest of judge s": round(judge_s - model_s - grammar_s, 2),
+            "engine s": round(watch.seconds - judge_s, 2),
+        }
+    return figures
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default=str(DEFAULT_MODEL))
+    parser.add_argument("--benchmarks", default=None, help="comma-separated built-in benchmarks (default: all)")
+    parser.add_argument("--limit", type=int, default=8, help="rows per benchmark (its first N; default 8)")
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--threads", type=int, default=None)
+    parser.add_argument("--device-map", default=None)
+    parser.add_argument("--profile", action="store_true", help="also show where the time goes")
+    parser.add_argument("--json", default=None)
+    args = parser.parse_args()
+    set_offline_env()
+
+    from localjudge.bench.data import load_benchmark, rows_to_runs, select_benchmarks
+    from localjudge.transformers_judge import TransformersJudge
+
+    set_torch_threads(args.threads)
+    benches = select_benchmarks(args.benchmarks.split(",") if args.benchmarks else None)
+    with Stopwatch() as loading:
+        loop = TransformersJudge.load(args.model, device_map=args.device_map)
+    fallback = TransformersJudge(loop.model, loop.tokenizer, identity=Path(args.model).name, decoder="generate")
+    print(f"loaded {args.model} in {loading.seconds:.1f} s; batch {args.batch_size}; limit {args.limit}",
+          file=sys.stderr)
+    if loop.decoder != "loop":
+        raise SystemExit(f"{args.model}: not plain attention, the judge decodes with generate only")
+
+    table, profiles, same = [], [], []
+    for i, bench in enumerate(benches):
+        dataset, _ = load_benchmark(bench, args.limit)
+        runs = rows_to_runs(dataset, bench.columns)
+        order = (fallback, loop) if i % 2 == 0 else (loop, fallback)
+        done: dict[str, dict[str, Any]] = {}
+        for judge in order:
+            one_pass(judge, bench, runs[: args.batch_size], args.batch_size, profile=False)  # warm-up
+            done[judge.decoder] = one_pass(judge, bench, runs, args.batch_size, args.profile)
+            print({k: v for k, v in done[judge.decoder].items() if not k.startswith("_")}, file=sys.stderr)
+        a, b = done["generate"], done["loop"]
+        equal = sum(x == y for x, y in zip(a["_texts"], b["_texts"], strict=False))
+        same.append({"benchmark": bench.name, "judge outputs": len(a["_texts"]),
+                     "identical texts": equal if len(a["_texts"]) == len(b["_texts"]) else f"{equal} (counts differ)",
+                     "loop / generate rows/s": f"{b['rows/s'] / a['rows/s']:.2f}x",
+                     "forward passes saved": f"{1 - b['forward passes'] / a['forward passes']:.0%}",
+                     "row-steps saved": f"{1 - b['row-steps'] / a['row-steps']:.0%}"})
+        for decoder in ("generate", "loop"):
+            table.append({k: v for k, v in done[decoder].items() if not k.startswith("_")})
+            if args.profile:
+                profiles.append(done[decoder]["_profile"])
+    total = {d: sum(r["seconds"] for r in table if r["decoder"] == d) for d in ("generate", "loop")}
+    rows = sum(r["rows"] for r in table if r["decoder"] == "loop")
+    print(f"## Decoders on {Path(args.model).name}, batch {args.batch_size}, {args.limit} rows a benchmark\n")
+    print(markdown_table(table))
+    print("\n" + markdown_table(same))
+    print(f"\nAll benchmarks: {rows} rows; generate {total['generate']:.1f} s, loop {total['loop']:.1f} s: "
+          f"the loop takes {total['loop'] / total['generate']:.2f}x the time "
+          f"({total['generate'] / total['loop']:.2f}x the rows/s).")
+    if profiles:
+        print("\n## Where the time goes\n\n" + markdown_table(profiles))
+        print("\nprefill: forwards over prompts; decode: one position a row; window: the loop's draft "
+              "windows (2-17 positions); grammar: RowGrammars (masks, verification, feeding, drafts, "
+              "setup); rest of judge: tokenizing, cache copies and compaction, detokenizing, the "
+              "decode loop's own bookkeeping; engine: rendering, parsing, scoring outside the judge.")
+    if args.json:
+        write_json(args.json, {"table": table, "same": same, "profile": profiles, "model": args.model,
+                               "limit": args.limit, "batch_size": args.batch_size})
+
+
+if __name__ == "__main__":
+    main()
