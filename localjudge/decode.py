@@ -17,6 +17,9 @@ token, even those the grammar already knows. This loop drives the model's forwar
 
 Drafting is used where holes in the cache are exact: plain attention, and for sliding-window
 layers only while the whole cache stays inside the window (`draft_fits`).
+
+The cache of full-attention layers is written into a preallocated buffer (`GrowingLayer`)
+instead of growing by concatenation at every pass, which copies the whole cache each time.
 """
 
 from __future__ import annotations
@@ -26,10 +29,77 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import torch
+from transformers.cache_utils import DynamicLayer
 
 from localjudge.processor import RowGrammars
 
 MAX_DRAFT = 16  # forced tokens drafted per row per step
+
+
+class GrowingLayer(DynamicLayer):
+    """A full-attention KV cache layer in a preallocated buffer, grown (rarely) when full:
+    a pass writes its keys and values in place, and attention reads a view of the filled part.
+    `DynamicLayer` instead concatenates, copying the whole cache at every pass."""
+
+    def __init__(self, headroom: int) -> None:
+        super().__init__()
+        self.headroom = headroom  # positions allocated beyond the first write
+        self.length = 0
+        self.key_buffer: torch.Tensor | None = None
+        self.value_buffer: torch.Tensor | None = None
+
+    @classmethod
+    def like(cls, layer: DynamicLayer, headroom: int) -> GrowingLayer:
+        """A growing layer holding what `layer` holds."""
+        grown = cls(headroom)
+        if layer.is_initialized and layer.get_seq_length() > 0:
+            grown.update(layer.keys, layer.values)
+        return grown
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
+        end = self.length + key_states.shape[-2]
+        if self.key_buffer is None or end > self.key_buffer.shape[-2]:
+            self._grow(end + self.headroom, key_states, value_states)
+        assert self.key_buffer is not None and self.value_buffer is not None
+        self.key_buffer[:, :, self.length:end] = key_states
+        self.value_buffer[:, :, self.length:end] = value_states
+        self.length = end
+        self.keys, self.values = self.key_buffer[:, :, :end], self.value_buffer[:, :, :end]
+        return self.keys, self.values
+
+    def _grow(self, capacity: int, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
+        def grown(old: torch.Tensor | None, new: torch.Tensor) -> torch.Tensor:
+            shape = (*new.shape[:2], capacity, new.shape[-1])
+            buffer = new.new_empty(shape)
+            if old is not None:
+                buffer[:, :, : self.length] = old[:, :, : self.length]
+            return buffer
+        self.key_buffer = grown(self.key_buffer, key_states)
+        self.value_buffer = grown(self.value_buffer, value_states)
+
+    def get_seq_length(self) -> int:
+        return self.length
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        if self.key_buffer is not None and self.value_buffer is not None:
+            self.key_buffer, self.value_buffer = self.key_buffer[indices], self.value_buffer[indices]
+            self.keys, self.values = self.key_buffer[:, :, : self.length], self.value_buffer[:, :, : self.length]
+
+    def batch_repeat_interleave(self, repeats: int) -> None:
+        raise NotImplementedError("a growing layer is made per call, after the prefix cache is copied")
+
+    def crop(self, tokens_to_remove: int) -> None:
+        raise NotImplementedError("the decode loop masks positions out; it never crops")
+
+
+def preallocate(cache: Any, headroom: int) -> None:
+    """Swap the cache's plain full-attention layers for growing ones (sliding-window and other
+    layer kinds are left as they are)."""
+    cache.layers = [GrowingLayer.like(layer, headroom) if type(layer) is DynamicLayer else layer
+                    for layer in cache.layers]
 
 
 @dataclass
@@ -83,6 +153,7 @@ def greedy_decode(
     max_new_tokens: int,
     windows: Sequence[int | None] | None,
     draft: bool = True,
+    preallocated: bool = True,
 ) -> tuple[list[tuple[list[int], bool]], DecodeStats]:
     """Greedy constrained decoding of a left-padded batch.
 
@@ -97,6 +168,8 @@ def greedy_decode(
         windows: Per layer, its attention window (None: full), as `attention_windows` reads
             them; None for an architecture where drafting is never exact.
         draft: Draft forced tokens (False: one token per pass, as `generate`).
+        preallocated: Write full-attention layers' cache into preallocated buffers
+            (`GrowingLayer`) instead of concatenating at every pass.
 
     Returns:
         Per row, its tokens (without the EOS that ended it) and whether it finished; and the
@@ -108,6 +181,8 @@ def greedy_decode(
     cache = inputs.get(cache_kw)
     if cache is None:
         cache = DynamicCache(config=model.config)
+    if preallocated:
+        preallocate(cache, headroom=inputs["input_ids"].shape[1] + max_new_tokens + 2 * (1 + MAX_DRAFT))
     prompt, mask = inputs["input_ids"], inputs["attention_mask"]
     # Positions as `generate` numbers them: real tokens counted, padding at 0.
     positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)

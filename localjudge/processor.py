@@ -63,6 +63,7 @@ class RowGrammars:
         self.tokenizer = tokenizer
         self.triggers = [{f'"{key}":': labels for key, labels in fields.items()} for fields in literal_fields]
         self.tails = ["" for _ in grammars]  # last characters generated per row
+        self.recent: list[list[int]] = [[] for _ in grammars]  # last tokens per row, to decode in context
         self.closers = closers
         self.strings = [StringTracker() for _ in grammars]
         self.closed_loops = [0 for _ in grammars]  # strings the guard closed, per row
@@ -82,9 +83,21 @@ class RowGrammars:
         if not matcher.consume_token(token):
             log.warning("row %d left its grammar: %s", row, matcher.get_error())
         if self.triggers[row] or self.closers is not None:
-            piece = self.tokenizer.decode([token])
+            piece = self.piece(row, token)
             self.tails[row] = (self.tails[row] + piece)[-40:]
             self.strings[row].feed(piece)
+
+    def piece(self, row: int, token: int) -> str:
+        """The text `token` adds after the row's previous tokens. Decoding it alone loses what
+        depends on its neighbours: a SentencePiece tokenizer (Mistral, Gemma, Llama 2) drops the
+        word-leading space of a lone token, so "toy toy toy" would read "toytoytoy" and the
+        repetition guard would never see words."""
+        before = self.recent[row]
+        self.recent[row] = (before + [token])[-4:]
+        if not before:
+            return str(self.tokenizer.decode([token]))
+        head = self.tokenizer.decode(before)
+        return str(self.tokenizer.decode(before + [token]))[len(head):]
 
     def forced(self, row: int, limit: int) -> list[int]:
         """Up to `limit` tokens the row's grammar forces next (JSON structure, a key): drafts

@@ -3,7 +3,7 @@
 On one loaded model, for each built-in benchmark (its rows, its scorer), both decoders score
 the same rows: `--decoder generate` (transformers' generate with the row-wise grammar
 processor) and `--decoder loop` (the default: finished rows leave, forced tokens drafted). Each
-decoder's judge first makes one untimed pass over the benchmark's first batch (grammars
+decoder's judge first makes one untimed pass over the benchmark's first 2 rows (grammars
 compiled, shared-prefix caches built), then the timed pass; decoders alternate per benchmark.
 
 Figures per benchmark and decoder: seconds, rows/s, generated tokens/s, forward passes, rows
@@ -134,7 +134,7 @@ def main() -> None:
         order = (fallback, loop) if i % 2 == 0 else (loop, fallback)
         done: dict[str, dict[str, Any]] = {}
         for judge in order:
-            one_pass(judge, bench, runs[: args.batch_size], args.batch_size, profile=False)  # warm-up
+            one_pass(judge, bench, runs[:2], args.batch_size, profile=False)  # warm-up: grammars, prefix caches
             done[judge.decoder] = one_pass(judge, bench, runs, args.batch_size, args.profile)
             print({k: v for k, v in done[judge.decoder].items() if not k.startswith("_")}, file=sys.stderr)
         a, b = done["generate"], done["loop"]

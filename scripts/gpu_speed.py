@@ -108,8 +108,8 @@ def sweep(judge: Any, scorer_name: str, rows: list[dict[str, Any]], batch_size: 
                     break
         seconds = watch.seconds
 
-    steps = max(forwards.decode.calls, 1)
-    forward_ms = 1000 * forwards.decode.seconds / steps
+    steps = max(forwards.decode.calls + forwards.window.calls, 1)  # the own loop's draft windows too
+    forward_ms = 1000 * forwards.decode.seconds / max(forwards.decode.calls, 1)
     in_judge = sum(c.seconds for c in recorder.calls)
     whole_ms = 1000 * (in_judge - forwards.prefill.seconds) / steps
     floor_ms = 1000 * weight_bytes / bandwidth
@@ -123,6 +123,7 @@ def sweep(judge: Any, scorer_name: str, rows: list[dict[str, Any]], batch_size: 
         "gen tokens/s": round(tokens / seconds, 1),
         "rows scored": f"{100 * scored / max(done, 1):.0f}%",
         "decode steps": forwards.decode.calls,
+        "draft windows": forwards.window.calls,
         "forward ms/step": round(forward_ms, 2),
         "whole ms/step": round(whole_ms, 2),
         "processor ms/step": round(1000 * processor["steps"].seconds / steps, 2),
@@ -156,6 +157,9 @@ def main() -> None:
     parser.add_argument("--via-disk", action="store_true",
                         help="save the model and load it by path with TransformersJudge.load")
     parser.add_argument("--tmp-dir", default=tempfile.gettempdir(), help="where --via-disk saves")
+    parser.add_argument("--decoders", default="loop,generate",
+                        help="judge decoders to sweep, each on the same model (default: loop,generate: "
+                             "localjudge's own loop, then transformers' generate)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="also write every figure to this JSON file")
     args = parser.parse_args()
@@ -221,11 +225,17 @@ def main() -> None:
     }
     print("\n".join(f"{k}: {v}" for k, v in info.items()), file=sys.stderr)
 
+    from localjudge.transformers_judge import TransformersJudge
+
     results = []
-    for batch_size in batch_sizes:
-        results.append(sweep(judge, args.scorer, rows, batch_size, args.max_seconds, args.max_new_tokens,
-                             weight_bytes, kv_bytes_per_position, args.bandwidth))
-        print(results[-1], file=sys.stderr)
+    for decoder in [d.strip() for d in args.decoders.split(",") if d.strip()]:
+        twin = judge if decoder == judge.decoder else TransformersJudge(
+            judge.model, judge.tokenizer, identity=identity, decoder=decoder)
+        for batch_size in batch_sizes:
+            figures = sweep(twin, args.scorer, rows, batch_size, args.max_seconds, args.max_new_tokens,
+                            weight_bytes, kv_bytes_per_position, args.bandwidth)
+            results.append({"decoder": decoder, **figures})
+            print(results[-1], file=sys.stderr)
 
     print("## Machine and model\n")
     print("\n".join(f"- {k}: {v}" for k, v in info.items()))

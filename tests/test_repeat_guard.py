@@ -8,6 +8,7 @@ judge writes loops with it, and every answer still parses.
 from __future__ import annotations
 
 import pytest
+import torch
 
 from localjudge.repetition import StringTracker, drop_repeats, repeats
 
@@ -69,6 +70,25 @@ def test_the_tracker_follows_strings_and_escapes() -> None:
     assert seen[-1][2]  # the reason now ends with a repeated run
     tracker.feed('"}]}')
     assert not tracker.inside and not tracker.looping
+
+
+@pytest.mark.parametrize("family", ["mistral", "qwen2"])
+def test_the_guard_reads_words_through_any_tokenizer(family: str, family_dir) -> None:
+    """The guard follows the text as the tokens write it, leading spaces included: a
+    SentencePiece token decoded alone drops its space, and "toy toy toy toy" would never loop."""
+    import llguidance.hf
+    from transformers import AutoTokenizer
+
+    from localjudge.processor import RowGrammars
+
+    tokenizer = AutoTokenizer.from_pretrained(family_dir(family))
+    rows = RowGrammars(llguidance.hf.from_tokenizer(tokenizer), ['start: /.*/'], [{}], tokenizer,
+                       closers=torch.zeros(len(tokenizer), dtype=torch.bool))
+    text = '{"reason":"The toy is red. toy toy toy toy'
+    for token in tokenizer.encode(text, add_special_tokens=False):
+        rows.feed(0, token)
+    assert rows.strings[0].text.endswith("red. toy toy toy toy")
+    assert rows.strings[0].looping
 
 
 @pytest.mark.slow
