@@ -174,26 +174,12 @@ class RowGrammars:
 
 
 class RowGrammarProcessor(OutlinesLogitsProcessor):
-    """`RowGrammars` as a logits processor for `model.generate` (the fallback decoder).
+    """`RowGrammars` as a logits processor for `model.generate` (the fallback decoder)."""
 
-    Args: as for `RowGrammars`.
-    """
-
-    def __init__(
-        self,
-        llg_tokenizer: Any,
-        grammars: Sequence[str],
-        literal_fields: Sequence[dict[str, tuple[str, ...]]],
-        tokenizer: Any,
-        closers: torch.Tensor | None = None,
-    ) -> None:
+    def __init__(self, rows: RowGrammars) -> None:
         super().__init__("torch")
-        self.rows = RowGrammars(llg_tokenizer, grammars, literal_fields, tokenizer, closers)
+        self.rows = rows
         self.started = False
-
-    @property
-    def label_probs(self) -> list[list[dict[str, float]]]:
-        return self.rows.label_probs
 
     def process_logits(self, input_ids: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
         if self.started:  # feed each row the token chosen at the previous step

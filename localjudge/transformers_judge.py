@@ -354,18 +354,15 @@ class TransformersJudge:
         closers = self.closers() if self.repeat_guard else None
         pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
         inputs = self.batch_inputs(prefix, suffixes)
+        grammars = RowGrammars(self._llg_tokenizer, [g for g, _ in compiled], [f for _, f in compiled],
+                               self.tokenizer, closers)
         if self.decoder == "loop":
-            grammars = RowGrammars(self._llg_tokenizer, [g for g, _ in compiled], [f for _, f in compiled],
-                                   self.tokenizer, closers)
             rows, stats = greedy_decode(self.model, grammars, inputs, cache_kw=self._cache_kw, eos=eos, pad=pad,
                                         max_new_tokens=max_new_tokens, windows=self._layer_windows)
             self.decode_stats.add(stats)
         else:
-            processor = RowGrammarProcessor(self._llg_tokenizer, [g for g, _ in compiled], [f for _, f in compiled],
-                                            self.tokenizer, closers)
-            grammars = processor.rows
             rows = []
-            for ids in self._model_generate(inputs, processor, max_new_tokens).tolist():
+            for ids in self._model_generate(inputs, RowGrammarProcessor(grammars), max_new_tokens).tolist():
                 finished = eos in ids
                 rows.append((ids[: ids.index(eos)] if finished else ids, finished))
         return [
