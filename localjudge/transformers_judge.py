@@ -14,17 +14,19 @@ import json
 import logging
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from pydantic import BaseModel
 
 from localjudge import chat_template
-from localjudge.decode import DecodeStats, greedy_decode
 from localjudge.judge import TOO_LONG, ChatPrompt, Generation, JudgeOutOfMemory
 from localjudge.model_files import check_model_dir
 from localjudge.processor import RowGrammarProcessor, RowGrammars
 from localjudge.repetition import MAX_REPEAT_WORDS
+
+if TYPE_CHECKING:  # the decode loop imports transformers: only once a model is loaded
+    from localjudge.decode import DecodeStats
 
 log = logging.getLogger(__name__)
 
@@ -155,7 +157,9 @@ class TransformersJudge:
         self._windows = self._layer_windows if prefix_cache else None
         # The own loop where the cache is plain attention; else `generate`.
         self.decoder = decoder if self._layer_windows is not None else "generate"
-        self.decode_stats = DecodeStats()  # the own loop's counters, summed over calls
+        from localjudge.decode import DecodeStats
+
+        self.decode_stats: DecodeStats = DecodeStats()  # the own loop's counters, summed over calls
         # llguidance (Outlines' grammar backend) indexes the vocabulary once: the model's rows
         # (padded: Qwen 151936 for 151665 tokens) or the tokenizer's (Gemma 3 1B: 262145 tokens
         # for 262144 rows), whichever is larger; the mask is cut to the logits.
@@ -357,6 +361,8 @@ class TransformersJudge:
         grammars = RowGrammars(self._llg_tokenizer, [g for g, _ in compiled], [f for _, f in compiled],
                                self.tokenizer, closers)
         if self.decoder == "loop":
+            from localjudge.decode import greedy_decode
+
             rows, stats = greedy_decode(self.model, grammars, inputs, cache_kw=self._cache_kw, eos=eos, pad=pad,
                                         max_new_tokens=max_new_tokens, windows=self._layer_windows)
             self.decode_stats.add(stats)

@@ -18,10 +18,10 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "localjudge"
 RINGS = {"core": 0, "bench": 1, "cli": 2}
-BACKEND = {"localjudge.transformers_judge", "localjudge.processor"}
+BACKEND = {"localjudge.transformers_judge", "localjudge.processor", "localjudge.decode"}
 # heavy, so they may be imported in a function: the backend (torch), the bench run and the CLI's
 # commands (numpy, matplotlib)
-DEFERRED = {"localjudge.transformers_judge", "localjudge.bench.run", "localjudge.cli.main"}
+DEFERRED = {"localjudge.transformers_judge", "localjudge.decode", "localjudge.bench.run", "localjudge.cli.main"}
 
 
 def module_name(path: Path) -> str:
