@@ -152,8 +152,6 @@ def greedy_decode(
     pad: int,
     max_new_tokens: int,
     windows: Sequence[int | None] | None,
-    draft: bool = True,
-    preallocated: bool = True,
 ) -> tuple[list[tuple[list[int], bool]], DecodeStats]:
     """Greedy constrained decoding of a left-padded batch.
 
@@ -167,9 +165,6 @@ def greedy_decode(
         max_new_tokens: The most tokens a row generates.
         windows: Per layer, its attention window (None: full), as `attention_windows` reads
             them; None for an architecture where drafting is never exact.
-        draft: Draft forced tokens (False: one token per pass, as `generate`).
-        preallocated: Write full-attention layers' cache into preallocated buffers
-            (`GrowingLayer`) instead of concatenating at every pass.
 
     Returns:
         Per row, its tokens (without the EOS that ended it) and whether it finished; and the
@@ -181,8 +176,7 @@ def greedy_decode(
     cache = inputs.get(cache_kw)
     if cache is None:
         cache = DynamicCache(config=model.config)
-    if preallocated:
-        preallocate(cache, headroom=inputs["input_ids"].shape[1] + max_new_tokens + 2 * (1 + MAX_DRAFT))
+    preallocate(cache, headroom=inputs["input_ids"].shape[1] + max_new_tokens + 2 * (1 + MAX_DRAFT))
     prompt, mask = inputs["input_ids"], inputs["attention_mask"]
     # Positions as `generate` numbers them: real tokens counted, padding at 0.
     positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
@@ -198,7 +192,7 @@ def greedy_decode(
     last = positions[:, -1] - 1
     mask, before, before_positions = mask[:, :-1], prompt[:, past:-1], positions[:, past:-1]
     while True:
-        fits = draft and draft_fits(windows, mask.shape[1], 1 + MAX_DRAFT, max_new_tokens)
+        fits = draft_fits(windows, mask.shape[1], 1 + MAX_DRAFT, max_new_tokens)
         drafts = [grammars.forced(row, min(MAX_DRAFT, max_new_tokens - len(tokens[row]) - 1)) if fits else []
                   for row in live]
         window = [[head, *d] for head, d in zip(heads, drafts, strict=True)]

@@ -124,7 +124,7 @@ class TransformersJudge:
             finished rows leave the batch, grammar-forced tokens are checked in one forward
             pass; the tokens are `model.generate`'s. ``"generate"``: `model.generate` with a
             logits processor, the fallback (``+generate`` in the identity: the same tokens,
-            label probabilities equal to about 1e-6). Architectures that are not plain
+            label probabilities equal to rounding). Architectures that are not plain
             attention (recurrent, convolutional layers) always use ``"generate"``.
     """
 
@@ -173,8 +173,8 @@ class TransformersJudge:
         self.repeat_guard = repeat_guard
         self._closers: torch.Tensor | None = None  # tokens that start with a quote, found once
         guard = f"+repeat-guard-{MAX_REPEAT_WORDS}" if repeat_guard else ""
-        # The loop's tokens are generate's; its label probabilities can differ in the 6th
-        # decimal (a multi-token pass rounds differently), so the fallback's results are kept apart.
+        # The loop's tokens are generate's; its label probabilities can differ by rounding
+        # (a multi-token pass rounds differently), so the fallback's results are kept apart.
         fallback = "+generate" if self.decoder == "generate" else ""
         self._identity = f"{identity}:{self.model.dtype}:greedy{guard}{fallback}"
 

@@ -41,30 +41,13 @@ from measure import (
 )
 
 
-class TextsJudge:
-    """Passes calls through; keeps every output's text and end, in call order."""
-
-    def __init__(self, judge: Any) -> None:
-        self.judge, self.outputs = judge, []
-
-    @property
-    def identity(self) -> str:
-        return str(self.judge.identity)
-
-    def generate(self, prompts: Any, schemas: Any, *, max_new_tokens: int) -> Any:
-        out = self.judge.generate(prompts, schemas, max_new_tokens=max_new_tokens)
-        self.outputs.extend((g.text, g.finished) for g in out)
-        return out
-
-
 def one_pass(judge: Any, bench: Any, runs: list[dict[str, Any]], batch_size: int, profile: bool) -> dict[str, Any]:
     """Score `runs` with the benchmark's scorer on `judge` (timed); its figures."""
     from localjudge.decode import DecodeStats
     from localjudge.evaluate import score_runs
     from localjudge.scorers import SCORERS
 
-    texts = TextsJudge(judge)
-    recorder = RecordingJudge(texts)
+    recorder = RecordingJudge(judge)
     scorer = SCORERS[bench.scorer](recorder)
     before = DecodeStats()
     before.add(judge.decode_stats)
@@ -82,7 +65,7 @@ def one_pass(judge: Any, bench: Any, runs: list[dict[str, Any]], batch_size: int
         "forward passes": passes,
         "row-steps": stats["row_steps"] if judge.decoder == "loop" else lockstep,
         "drafted": stats["drafted"], "accepted": stats["accepted"],
-        "_texts": texts.outputs,
+        "_texts": [(g.text, g.finished) for c in recorder.calls for g in c.generations],
     }
     if profile:
         judge_s = sum(c.seconds for c in recorder.calls)

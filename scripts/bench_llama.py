@@ -47,27 +47,19 @@ def record(args: argparse.Namespace) -> None:
 
     set_torch_threads(args.threads)
     judge = TransformersJudge.load(args.model)
-    calls: list[dict[str, Any]] = []
-
-    class Keeper:
-        identity = judge.identity
-
-        def generate(self, prompts: Any, schemas: Any, *, max_new_tokens: int) -> Any:
-            out = judge.generate(prompts, schemas, max_new_tokens=max_new_tokens)
-            calls.append({"max_new_tokens": max_new_tokens, "rows": [
-                {"prompt_ids": judge.prompt_ids(p), "schema": s.model_json_schema(), "ours": g.text,
-                 "ours_finished": g.finished, "ours_tokens": g.new_tokens}
-                for p, s, g in zip(prompts, schemas, out, strict=True) if g.error is None]})
-            return out
-
     seconds, rows = 0.0, 0
+    calls: list[dict[str, Any]] = []
     for bench in select_benchmarks(args.benchmarks.split(",") if args.benchmarks else None):
         dataset, _ = load_benchmark(bench, args.limit)
         runs = rows_to_runs(dataset, bench.columns)
         score_runs(runs[:2], [SCORERS[bench.scorer](judge)], batch_size=args.batch_size)  # warm-up
-        recorder = RecordingJudge(Keeper())
+        recorder = RecordingJudge(judge)
         with Stopwatch() as watch:
             score_runs(runs, [SCORERS[bench.scorer](recorder)], batch_size=args.batch_size)
+        calls += [{"max_new_tokens": c.max_new_tokens, "rows": [
+            {"prompt_ids": judge.prompt_ids(p), "schema": s.model_json_schema(), "ours": g.text,
+             "ours_finished": g.finished, "ours_tokens": g.new_tokens}
+            for p, s, g in zip(c.prompts, c.schemas, c.generations, strict=True)]} for c in recorder.calls]
         seconds, rows = seconds + watch.seconds, rows + len(runs)
         print(f"{bench.name}: {len(runs)} rows in {watch.seconds:.1f} s", file=sys.stderr)
     Path(args.out).write_text(json.dumps({"model": args.model, "seconds": seconds, "rows": rows,

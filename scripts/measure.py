@@ -204,11 +204,15 @@ class RecordedCall:
     longest: int  # most new tokens any of its rows generated: the call's decode steps
     tokens: int  # new tokens over all its rows
     seconds: float
+    schemas: list[Any]  # the schema of each prompt kept
+    generations: list[Any]  # the judge's output for each prompt kept
+    max_new_tokens: int  # the call's token budget
 
 
 @final
 class RecordingJudge:
-    """Passes calls through to `judge`; records each call's prompts, token counts and time."""
+    """Passes calls through to `judge`; records each call's prompts, schemas, outputs, token
+    counts and time."""
 
     def __init__(self, judge: Judge) -> None:
         self.judge = judge
@@ -223,12 +227,15 @@ class RecordingJudge:
         start = time.perf_counter()
         out = self.judge.generate(prompts, schemas, max_new_tokens=max_new_tokens)
         seconds = time.perf_counter() - start
-        made = [(p, g) for p, g in zip(prompts, out, strict=True) if g.error is None]
+        made = [(p, s, g) for p, s, g in zip(prompts, schemas, out, strict=True) if g.error is None]
         self.calls.append(RecordedCall(
-            prompts=[p for p, _ in made],
-            longest=max((g.new_tokens for _, g in made), default=0),
-            tokens=sum(g.new_tokens for _, g in made),
+            prompts=[p for p, _, _ in made],
+            longest=max((g.new_tokens for _, _, g in made), default=0),
+            tokens=sum(g.new_tokens for _, _, g in made),
             seconds=seconds,
+            schemas=[s for _, s, _ in made],
+            generations=[g for _, _, g in made],
+            max_new_tokens=max_new_tokens,
         ))
         return out
 
