@@ -24,7 +24,7 @@ instead of growing by concatenation at every pass, which copies the whole cache 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -88,6 +88,38 @@ class GrowingLayer(DynamicLayer):
             self.key_buffer, self.value_buffer = self.key_buffer[indices], self.value_buffer[indices]
             self.keys, self.values = self.key_buffer[:, :, : self.length], self.value_buffer[:, :, : self.length]
 
+    def stack(self, other: GrowingLayer, length: int) -> None:
+        """Put `other`'s rows under this layer's, both widened with zeros (masked out by the
+        caller) to `length` positions."""
+        assert self.key_buffer is not None and self.value_buffer is not None
+        assert other.key_buffer is not None and other.value_buffer is not None
+
+        def stacked(mine: torch.Tensor, theirs: torch.Tensor) -> torch.Tensor:
+            rows = mine.shape[0] + theirs.shape[0]
+            buffer = mine.new_zeros((rows, mine.shape[1], length + self.headroom, mine.shape[-1]))
+            buffer[: mine.shape[0], :, : self.length] = mine[:, :, : self.length]
+            buffer[mine.shape[0]:, :, : other.length] = theirs[:, :, : other.length]
+            return buffer
+
+        self.key_buffer = stacked(self.key_buffer, other.key_buffer)
+        self.value_buffer = stacked(self.value_buffer, other.value_buffer)
+        self.length = length
+        self.keys, self.values = self.key_buffer[:, :, :length], self.value_buffer[:, :, :length]
+
+    def keep_positions(self, index: torch.Tensor) -> None:
+        """Keep only these cache positions, in order."""
+        if self.key_buffer is None or self.value_buffer is None:
+            return
+
+        def kept(buffer: torch.Tensor) -> torch.Tensor:
+            out = buffer.new_empty((*buffer.shape[:2], len(index) + self.headroom, buffer.shape[-1]))
+            out[:, :, : len(index)] = buffer[:, :, : self.length].index_select(2, index)
+            return out
+
+        self.key_buffer, self.value_buffer = kept(self.key_buffer), kept(self.value_buffer)
+        self.length = len(index)
+        self.keys, self.values = self.key_buffer[:, :, : self.length], self.value_buffer[:, :, : self.length]
+
     def batch_repeat_interleave(self, repeats: int) -> None:
         raise NotImplementedError("a growing layer is made per call, after the prefix cache is copied")
 
@@ -114,8 +146,9 @@ class DecodeStats:
         drafted: Forced tokens drafted into a forward pass.
         accepted: Drafted tokens that were the model's own choice (kept).
         generate_forwards: Forward passes `model.generate` needs for the same calls (one per
-            token of each call's longest row).
+            token of the longest row of each call, or of each chunk of `max_rows` rows).
         generate_row_steps: Its rows times passes (every row stays to the end).
+        joins: Times waiting rows joined a batch in flight (`max_rows`).
     """
 
     calls: int = 0
@@ -126,6 +159,7 @@ class DecodeStats:
     accepted: int = 0
     generate_forwards: int = 0
     generate_row_steps: int = 0
+    joins: int = 0
 
     def add(self, other: DecodeStats) -> None:
         for f in fields(self):
@@ -141,108 +175,213 @@ def draft_fits(windows: Sequence[int | None] | None, cache_length: int, width: i
     return not finite or cache_length + width + max_new_tokens <= min(finite)
 
 
+@dataclass
+class _Batch:
+    """The rows in flight: their cache, attention mask (one column per cache position), the
+    position of each row's last fed token, the token each feeds next, and which row each is."""
+
+    cache: Any
+    mask: torch.Tensor
+    last: torch.Tensor
+    heads: list[int]
+    live: list[int]
+
+    def select(self, keep: list[int]) -> None:
+        """Keep these batch rows only."""
+        index = torch.tensor(keep, device=self.mask.device)
+        self.cache.batch_select_indices(index)
+        self.mask, self.last = self.mask[index], self.last[index]
+        self.heads, self.live = [self.heads[b] for b in keep], [self.live[b] for b in keep]
+
+    def join(self, other: _Batch) -> None:
+        """Take `other`'s rows in (every cache layer a `GrowingLayer`): both sides' caches are
+        widened with masked columns to the longer of the two, then stacked."""
+        length = max(self.mask.shape[1], other.mask.shape[1])
+        for mine, theirs in zip(self.cache.layers, other.cache.layers, strict=True):
+            mine.stack(theirs, length)
+
+        def widened(mask: torch.Tensor) -> torch.Tensor:
+            return torch.nn.functional.pad(mask, (0, length - mask.shape[1]))
+
+        self.mask = torch.cat([widened(self.mask), widened(other.mask)])
+        self.last = torch.cat([self.last, other.last])
+        self.heads, self.live = self.heads + other.heads, self.live + other.live
+
+    def compact(self) -> None:
+        """Drop cache positions masked out in every row (a finished row's own tokens, rejected
+        drafts, padding), when they are a quarter of the cache or more: attention then reads
+        only what some row still sees. Positions are explicit, so nothing else moves."""
+        seen = self.mask.bool().any(0)
+        dead = len(seen) - int(seen.sum())
+        if dead < max(32, len(seen) // 4) or not all(isinstance(layer, GrowingLayer) for layer in self.cache.layers):
+            return
+        index = seen.nonzero().squeeze(1)
+        for layer in self.cache.layers:
+            layer.keep_positions(index)
+        self.mask = self.mask[:, index]
+
+
 @torch.inference_mode()
 def greedy_decode(
     model: Any,
     grammars: RowGrammars,
-    inputs: dict[str, Any],
+    inputs_of: Callable[[list[int]], dict[str, Any]],
+    rows: int,
     *,
     cache_kw: str,
     eos: int,
     pad: int,
     max_new_tokens: int,
     windows: Sequence[int | None] | None,
+    max_rows: int | None = None,
 ) -> tuple[list[tuple[list[int], bool]], DecodeStats]:
-    """Greedy constrained decoding of a left-padded batch.
+    """Greedy constrained decoding of `rows` prompts, at most `max_rows` of them at a time.
+
+    With more rows than `max_rows`, a finished row's place is taken by the next waiting one
+    (continuous batching): the waiting rows are prefilled in a pass of their own, and their
+    cache is stacked onto the batch's, widened with masked positions to the same length. Passes
+    then carry `max_rows` rows until the last ones run out, instead of each chunk of rows
+    running until its longest ends. This needs every layer to be full attention.
 
     Args:
         model: The causal LM.
         grammars: The rows' grammars (fed every kept token).
-        inputs: ``input_ids`` and ``attention_mask`` of the batch, and the prefix's cache under
-            `cache_kw` when there is one (it is extended in place).
+        inputs_of: The model inputs of some rows: ``input_ids`` and ``attention_mask``,
+            left-padded, and the shared prefix's cache under `cache_kw` when there is one (it
+            is extended in place).
+        rows: How many rows.
         cache_kw: The forward's name for the cache argument.
         eos, pad: Token ids.
         max_new_tokens: The most tokens a row generates.
         windows: Per layer, its attention window (None: full), as `attention_windows` reads
             them; None for an architecture where drafting is never exact.
+        max_rows: The most rows in flight; None: all at once.
 
     Returns:
         Per row, its tokens (without the EOS that ended it) and whether it finished; and the
         counters of the call.
     """
+    cap = rows if max_rows is None else max(1, min(max_rows, rows))
+    if cap < rows and (windows is None or any(w is not None for w in windows)):
+        raise ValueError("refilling the batch needs full attention in every layer")
+    tokens: list[list[int]] = [[] for _ in range(rows)]
+    finished = [False] * rows
+    stats = DecodeStats(calls=1)
+    pending = list(range(rows))
+    batch: _Batch | None = None
+    while pending or batch is not None:
+        free = cap - (len(batch.live) if batch is not None else 0)
+        if pending and free > 0:
+            group, pending = pending[:free], pending[free:]
+            joining = _start(model, grammars, inputs_of(group), group, tokens, finished, stats, cache_kw=cache_kw,
+                             eos=eos, pad=pad, max_new_tokens=max_new_tokens, windows=windows)
+            if batch is None:
+                batch = joining
+                continue  # a new batch: its first pass was just run
+            if joining is not None:
+                batch.join(joining)
+                stats.joins += 1
+        if batch is not None:
+            batch = _step(model, grammars, batch, tokens, finished, stats, cache_kw=cache_kw, eos=eos, pad=pad,
+                          max_new_tokens=max_new_tokens, windows=windows)
+    # What `generate` would need for the same rows, a chunk of `cap` rows at a time.
+    for start in range(0, rows, cap):
+        chunk = range(start, min(start + cap, rows))
+        longest = max(len(tokens[r]) + int(finished[r]) for r in chunk)
+        stats.generate_forwards += longest
+        stats.generate_row_steps += longest * len(chunk)
+    return list(zip(tokens, finished, strict=True)), stats
+
+
+def _start(
+    model: Any, grammars: RowGrammars, inputs: dict[str, Any], group: list[int], tokens: list[list[int]],
+    finished: list[bool], stats: DecodeStats, **kw: Any,
+) -> _Batch | None:
+    """The first pass of some rows: the rest of their prompts after the cached prefix, with
+    each row's first window. Returns the rows that go on, or None."""
     from transformers import DynamicCache
 
     device = inputs["input_ids"].device
-    cache = inputs.get(cache_kw)
+    cache = inputs.get(kw["cache_kw"])
     if cache is None:
         cache = DynamicCache(config=model.config)
-    preallocate(cache, headroom=inputs["input_ids"].shape[1] + max_new_tokens + 2 * (1 + MAX_DRAFT))
+    preallocate(cache, headroom=inputs["input_ids"].shape[1] + kw["max_new_tokens"] + 2 * (1 + MAX_DRAFT))
     prompt, mask = inputs["input_ids"], inputs["attention_mask"]
     # Positions as `generate` numbers them: real tokens counted, padding at 0.
     positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
     past = cache.get_seq_length()  # the shared prefix, already cached
-    n = len(mask)
-    live = list(range(n))  # the original row of each batch row
-    tokens: list[list[int]] = [[] for _ in range(n)]
-    finished = [False] * n
-    stats = DecodeStats(calls=1)
-    # Every pass feeds each row a window: its last token (for the first pass, the prompt's
-    # last), then its drafts; `last` is the position just before the window.
-    heads = prompt[:, -1].tolist()
-    last = positions[:, -1] - 1
-    mask, before, before_positions = mask[:, :-1], prompt[:, past:-1], positions[:, past:-1]
-    while True:
-        fits = draft_fits(windows, mask.shape[1], 1 + MAX_DRAFT, max_new_tokens)
-        drafts = [grammars.forced(row, min(MAX_DRAFT, max_new_tokens - len(tokens[row]) - 1)) if fits else []
-                  for row in live]
-        window = [[head, *d] for head, d in zip(heads, drafts, strict=True)]
-        width = max(len(w) for w in window)
-        ids = torch.tensor([w + [pad] * (width - len(w)) for w in window], device=device)
-        new = torch.tensor([[1] * len(w) + [0] * (width - len(w)) for w in window], device=device, dtype=mask.dtype)
-        mask = torch.cat([mask, new], dim=1)
-        window_positions = last.unsqueeze(1) + 1 + torch.arange(width, device=device).unsqueeze(0)
-        if before is not None:  # the first pass: the rest of the prompt goes first
-            ids = torch.cat([before, ids], dim=1)
-            window_positions = torch.cat([before_positions, window_positions], dim=1)
-            before = None
-        out = model(input_ids=ids, attention_mask=mask, position_ids=window_positions,
-                    use_cache=True, logits_to_keep=width, **{cache_kw: cache})
-        logits = out.logits.float()  # rows x window x vocab; `generate` also reads float32
-        stats.forwards += 1
-        stats.row_steps += len(live)
-        stats.drafted += sum(len(d) for d in drafts)
-        kept = _choose(grammars, logits, live, drafts, tokens, stats)
-        # The window's kept inputs advance the row; its rejected drafts and padding stay in
-        # the cache as holes, masked out like left padding.
-        count = torch.tensor(kept, device=device)
-        if width > 1:
-            columns = torch.arange(width, device=device).unsqueeze(0) < count.unsqueeze(1)
-            mask = torch.cat([mask[:, :-width], columns.to(mask.dtype)], dim=1)
-        last = last + count
-        # Each row has kept its accepted drafts and one own choice: does it go on?
-        stay: list[int] = []
-        for b, row in enumerate(live):
-            if tokens[row][-1] == eos:
-                tokens[row].pop()
-                finished[row] = True
-            elif len(tokens[row]) >= max_new_tokens:
-                pass  # cut off, as `generate` cuts it
-            elif grammars.stopped(row):  # only EOS can follow: no pass needed to produce it
-                finished[row] = True
-                stats.tokens += 1
-            else:
-                stay.append(b)
-        if not stay:
-            break
-        if len(stay) < len(live):
-            index = torch.tensor(stay, device=device)
-            cache.batch_select_indices(index)
-            mask, last = mask[index], last[index]
-            live = [live[b] for b in stay]
-        heads = [tokens[row][-1] for row in live]
-    longest = max(len(t) + int(f) for t, f in zip(tokens, finished, strict=True))
-    stats.generate_forwards, stats.generate_row_steps = longest, longest * n
-    return list(zip(tokens, finished, strict=True)), stats
+    batch = _Batch(cache, mask[:, :-1], positions[:, -1] - 1, prompt[:, -1].tolist(), list(group))
+    before = (prompt[:, past:-1].to(device), positions[:, past:-1])
+    return _step(model, grammars, batch, tokens, finished, stats, before=before, **kw)
+
+
+def _step(
+    model: Any,
+    grammars: RowGrammars,
+    batch: _Batch,
+    tokens: list[list[int]],
+    finished: list[bool],
+    stats: DecodeStats,
+    *,
+    cache_kw: str,
+    eos: int,
+    pad: int,
+    max_new_tokens: int,
+    windows: Sequence[int | None] | None,
+    before: tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> _Batch | None:
+    """One forward pass of the batch: each row feeds a window, its last token then its drafts
+    (after `before`, the prompts' uncached tokens, on a first pass). Returns the rows that go
+    on, or None."""
+    device = batch.mask.device
+    live = batch.live
+    fits = draft_fits(windows, batch.mask.shape[1], 1 + MAX_DRAFT, max_new_tokens)
+    drafts = [grammars.forced(row, min(MAX_DRAFT, max_new_tokens - len(tokens[row]) - 1)) if fits else []
+              for row in live]
+    window = [[head, *d] for head, d in zip(batch.heads, drafts, strict=True)]
+    width = max(len(w) for w in window)
+    ids = torch.tensor([w + [pad] * (width - len(w)) for w in window], device=device)
+    new = torch.tensor([[1] * len(w) + [0] * (width - len(w)) for w in window], device=device,
+                       dtype=batch.mask.dtype)
+    mask = torch.cat([batch.mask, new], dim=1)
+    window_positions = batch.last.unsqueeze(1) + 1 + torch.arange(width, device=device).unsqueeze(0)
+    if before is not None:  # a first pass: the rest of the prompt goes first
+        ids = torch.cat([before[0], ids], dim=1)
+        window_positions = torch.cat([before[1], window_positions], dim=1)
+    out = model(input_ids=ids, attention_mask=mask, position_ids=window_positions,
+                use_cache=True, logits_to_keep=width, **{cache_kw: batch.cache})
+    logits = out.logits.float()  # rows x window x vocab; `generate` also reads float32
+    stats.forwards += 1
+    stats.row_steps += len(live)
+    stats.drafted += sum(len(d) for d in drafts)
+    kept = _choose(grammars, logits, live, drafts, tokens, stats)
+    # The window's kept inputs advance the row; its rejected drafts and padding stay in the
+    # cache as holes, masked out like left padding.
+    count = torch.tensor(kept, device=device)
+    if width > 1:
+        columns = torch.arange(width, device=device).unsqueeze(0) < count.unsqueeze(1)
+        mask = torch.cat([mask[:, :-width], columns.to(mask.dtype)], dim=1)
+    batch.mask, batch.last = mask, batch.last + count
+    # Each row has kept its accepted drafts and one own choice: does it go on?
+    stay: list[int] = []
+    for b, row in enumerate(live):
+        if tokens[row][-1] == eos:
+            tokens[row].pop()
+            finished[row] = True
+        elif len(tokens[row]) >= max_new_tokens:
+            pass  # cut off, as `generate` cuts it
+        elif grammars.stopped(row):  # only EOS can follow: no pass needed to produce it
+            finished[row] = True
+            stats.tokens += 1
+        else:
+            stay.append(b)
+    if not stay:
+        return None
+    batch.heads = [tokens[row][-1] for row in live]
+    if len(stay) < len(live):
+        batch.select(stay)
+        batch.compact()
+    return batch
 
 
 def _choose(

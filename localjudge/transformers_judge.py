@@ -126,6 +126,14 @@ class TransformersJudge:
             logits processor, the fallback (``+generate`` in the identity: the same tokens,
             label probabilities equal to rounding). Architectures that are not plain
             attention (recurrent, convolutional layers) always use ``"generate"``.
+        max_rows: The most rows decoded at once; None (default): every row of a call. A call
+            with more rows keeps `max_rows` in flight: under the loop, on models whose layers
+            are all full attention, each finished row's place is taken by the next waiting one
+            (continuous batching: a call of 32 rows at ``max_rows=8`` runs far fewer passes
+            than four calls of 8, since each call waits for its longest row); otherwise the
+            call runs in chunks of `max_rows`. The same tokens either way (label
+            probabilities to rounding), so it is not part of the identity. It also bounds
+            the memory a call's cache takes.
     """
 
     def __init__(
@@ -138,6 +146,7 @@ class TransformersJudge:
         max_context: int | None = None,
         repeat_guard: bool = True,
         decoder: str = "loop",
+        max_rows: int | None = None,
     ) -> None:
         import llguidance.hf
 
@@ -157,6 +166,11 @@ class TransformersJudge:
         self._windows = self._layer_windows if prefix_cache else None
         # The own loop where the cache is plain attention; else `generate`.
         self.decoder = decoder if self._layer_windows is not None else "generate"
+        if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1):
+            raise ValueError(f"max_rows must be a positive number of rows, got {max_rows!r}")
+        self.max_rows = max_rows
+        # Waiting rows can join a batch in flight where every layer is full attention.
+        self._refills = self.decoder == "loop" and all(w is None for w in self._layer_windows or [0])
         from localjudge.decode import DecodeStats
 
         self.decode_stats: DecodeStats = DecodeStats()  # the own loop's counters, summed over calls
@@ -191,6 +205,7 @@ class TransformersJudge:
         max_context: int | None = None,
         repeat_guard: bool = True,
         decoder: str = "loop",
+        max_rows: int | None = None,
     ) -> TransformersJudge:
         """Load a judge from local files: never downloads, safetensors unless pickle is allowed.
 
@@ -207,7 +222,7 @@ class TransformersJudge:
             trust_remote_code: Run code shipped with the model. Off unless you opt in.
             allow_pickle: Accept pickle (`.bin`/`.pt`) weights. Off unless you opt in: loading
                 a pickle can run arbitrary code.
-            prefix_cache, max_context, repeat_guard, decoder: As for the constructor.
+            prefix_cache, max_context, repeat_guard, decoder, max_rows: As for the constructor.
         """
         files = check_model_dir(model_path, allow_pickle=allow_pickle)  # before any heavy import
         from transformers import AutoModelForCausalLM, AutoTokenizer
@@ -231,7 +246,7 @@ class TransformersJudge:
         )
         return cls(model, tokenizer, identity=f"{files.directory.name}@{files.fingerprint()}",
                    prefix_cache=prefix_cache, max_context=max_context, repeat_guard=repeat_guard,
-                   decoder=decoder)
+                   decoder=decoder, max_rows=max_rows)
 
     def closers(self) -> torch.Tensor:
         """Bool vector over the vocabulary: tokens whose text starts with a quote (built once)."""
@@ -353,21 +368,31 @@ class TransformersJudge:
     def _generate(
         self, prefix: list[int], suffixes: list[list[int]], schemas: list[type[BaseModel]], max_new_tokens: int
     ) -> list[Generation]:
-        """One constrained greedy decode of `batch_inputs`, by the judge's decoder."""
+        """One constrained greedy decode of `batch_inputs`, by the judge's decoder, `max_rows`
+        rows at a time (refilled as rows finish, or in chunks)."""
+        step = self.max_rows or len(suffixes)
+        if len(suffixes) > step and not self._refills:
+            return [g for start in range(0, len(suffixes), step)
+                    for g in self._generate(prefix, suffixes[start:start + step], schemas[start:start + step],
+                                            max_new_tokens)]
         compiled = [self._grammar(s) for s in schemas]
         closers = self.closers() if self.repeat_guard else None
         pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
-        inputs = self.batch_inputs(prefix, suffixes)
         grammars = RowGrammars(self._llg_tokenizer, [g for g, _ in compiled], [f for _, f in compiled],
                                self.tokenizer, closers)
         if self.decoder == "loop":
             from localjudge.decode import greedy_decode
 
-            rows, stats = greedy_decode(self.model, grammars, inputs, cache_kw=self._cache_kw, eos=eos, pad=pad,
-                                        max_new_tokens=max_new_tokens, windows=self._layer_windows)
+            def inputs_of(group: list[int]) -> dict[str, Any]:
+                return self.batch_inputs(prefix, [suffixes[i] for i in group])
+
+            rows, stats = greedy_decode(self.model, grammars, inputs_of, len(suffixes), cache_kw=self._cache_kw,
+                                        eos=eos, pad=pad, max_new_tokens=max_new_tokens,
+                                        windows=self._layer_windows, max_rows=self.max_rows)
             self.decode_stats.add(stats)
         else:
             rows = []
+            inputs = self.batch_inputs(prefix, suffixes)
             for ids in self._model_generate(inputs, RowGrammarProcessor(grammars), max_new_tokens).tolist():
                 finished = eos in ids
                 rows.append((ids[: ids.index(eos)] if finished else ids, finished))

@@ -10,6 +10,7 @@ tier on the real model and on every family.
 from __future__ import annotations
 
 from functools import cache
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -187,3 +188,129 @@ def test_decoder_is_checked_and_the_fallback_has_its_own_identity() -> None:
     with pytest.raises(ValueError, match="decoder must be one of loop, generate"):
         TransformersJudge(loop.model, loop.tokenizer, identity="x", decoder="fast")
     assert fallback.identity == loop.identity + "+generate"
+
+
+LONGER_RUNS = RUNS + [
+    {"input": "What is the boiling point of water?",
+     "output": "Water boils at 100 degrees Celsius at sea level, and at 90 degrees on Mount Everest.",
+     "context": "At sea level water boils at 100 C; on Everest's summit it boils near 70 C."},
+    {"input": "Describe the cat.", "output": "The cat is black.", "context": "A black cat sat on the mat."},
+]
+
+
+def judge_prompts(runs: list[dict[str, Any]]) -> list[Any]:
+    return [[{"role": "system", "content": "You judge answers for a living. Reply in JSON, and keep every "
+              "claim short: one fact each, in the words of the answer."},
+             {"role": "user", "content": f"Judge this: {run['output']} Context: {run['context']}"}] for run in runs]
+
+
+def test_refilled_batch_gives_the_same_tokens_with_at_most_max_rows_a_pass(monkeypatch) -> None:
+    """Five rows of three schemas at most two in flight: waiting rows join as others finish,
+    their caches stacked onto the batch's (widened with masked positions), and dead positions
+    compacted away; every row's tokens are those of one call with all rows at once."""
+    from localjudge.decode import GrowingLayer
+    from localjudge.transformers_judge import TransformersJudge
+
+    judge = small_judge()
+    _, fallback = both_decoders(judge)
+    prompts = judge_prompts(LONGER_RUNS)
+    schemas = [Claims, HallucinationVerdicts, Reason, Claims, Reason]
+    want = fallback.generate(prompts, schemas, max_new_tokens=60)
+    kept = GrowingLayer.keep_positions
+    compactions: list[int] = []
+    monkeypatch.setattr(GrowingLayer, "keep_positions", lambda self, index: (compactions.append(len(index)),
+                                                                             kept(self, index))[1])
+    for max_rows in (1, 2, 4):
+        refill = TransformersJudge(judge.model, judge.tokenizer, identity="fixture", max_rows=max_rows)
+        assert refill.identity == judge.identity, "the same tokens: not part of the identity"
+        same_tokens([refill.generate(prompts, schemas, max_new_tokens=60)], [want])
+        stats = refill.decode_stats
+        assert stats.calls == 1
+        assert stats.joins > 0 or max_rows == 1, "waiting rows joined the batch in flight"
+        assert stats.row_steps <= max_rows * stats.forwards, "never more than max_rows rows a pass"
+        assert stats.forwards < stats.generate_forwards, "fewer passes than chunks of max_rows"
+    assert compactions, "dead positions were dropped"
+
+
+def test_max_rows_chunks_a_call_where_rows_cannot_join(monkeypatch) -> None:
+    """Under `generate` (and on sliding-window or recurrent models) a call runs in chunks of
+    `max_rows`: the same tokens, no batch above it."""
+    from localjudge.transformers_judge import TransformersJudge
+
+    judge = small_judge()
+    _, fallback = both_decoders(judge)
+    prompts = judge_prompts(LONGER_RUNS)
+    schemas = [Claims, HallucinationVerdicts, Reason, Claims, Reason]
+    want = fallback.generate(prompts, schemas, max_new_tokens=30)
+    chunked = TransformersJudge(judge.model, judge.tokenizer, identity="fixture", decoder="generate", max_rows=2)
+    sizes: list[int] = []
+    inner = chunked._model_generate
+    monkeypatch.setattr(chunked, "_model_generate",
+                        lambda inputs, *a: (sizes.append(len(inputs["input_ids"])), inner(inputs, *a))[1])
+    same_tokens([chunked.generate(prompts, schemas, max_new_tokens=30)], [want])
+    assert sizes == [2, 2, 1]
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True])
+def test_max_rows_is_checked(bad: Any) -> None:
+    from localjudge.transformers_judge import TransformersJudge
+
+    judge = small_judge()
+    with pytest.raises(ValueError, match="max_rows must be a positive number of rows"):
+        TransformersJudge(judge.model, judge.tokenizer, identity="x", max_rows=bad)
+
+
+def growing(keys: Any, headroom: int = 4) -> Any:
+    from localjudge.decode import GrowingLayer
+
+    layer = GrowingLayer(headroom)
+    layer.update(keys, -keys)
+    return layer
+
+
+def test_compaction_keeps_exactly_the_positions_some_row_sees() -> None:
+    import torch
+
+    from localjudge.decode import _Batch
+
+    keys = torch.arange(2 * 80, dtype=torch.float32).reshape(2, 1, 80, 1)
+    mask = torch.zeros(2, 80, dtype=torch.long)
+    mask[:, :10] = 1  # a shared prefix
+    mask[0, 70:] = 1  # row 0's own tokens
+    mask[1, 40] = 1  # one position only row 1 sees
+    seen = [*range(10), 40, *range(70, 80)]
+    layer = growing(keys)
+    batch = _Batch(SimpleNamespace(layers=[layer]), mask.clone(), torch.tensor([20, 11]), [5, 6], [0, 1])
+    batch.compact()
+    assert torch.equal(layer.keys, keys[:, :, seen]) and torch.equal(layer.values, -keys[:, :, seen])
+    assert torch.equal(batch.mask, mask[:, seen]) and layer.get_seq_length() == len(seen)
+    layer.update(torch.ones(2, 1, 1, 1), torch.ones(2, 1, 1, 1))  # the next pass writes after them
+    assert layer.get_seq_length() == len(seen) + 1 and layer.keys[0, 0, -1, 0] == 1
+    few = torch.ones(2, 80, dtype=torch.long)
+    few[:, 50:60] = 0  # 10 dead positions: not worth a copy
+    untouched = growing(keys)
+    _Batch(SimpleNamespace(layers=[untouched]), few, torch.tensor([1, 1]), [5, 6], [0, 1]).compact()
+    assert untouched.get_seq_length() == 80
+
+
+def test_joining_rows_are_stacked_under_the_batch_with_masked_zeros() -> None:
+    import torch
+
+    from localjudge.decode import _Batch
+
+    old, new = torch.full((2, 1, 6, 1), 7.0), torch.full((1, 1, 4, 1), 3.0)
+    a, b = growing(old), growing(new)
+    batch = _Batch(SimpleNamespace(layers=[a]), torch.ones(2, 6, dtype=torch.long), torch.tensor([5, 5]), [1, 2],
+                   [0, 1])
+    batch.join(_Batch(SimpleNamespace(layers=[b]), torch.ones(1, 4, dtype=torch.long), torch.tensor([3]), [9], [4]))
+    assert a.keys.shape == (3, 1, 6, 1) and a.get_seq_length() == 6
+    assert torch.equal(a.keys[:2], old) and torch.equal(a.keys[2, 0, :4, 0], torch.full((4,), 3.0))
+    assert torch.equal(a.keys[2, 0, 4:, 0], torch.zeros(2)), "the joining row's extra positions are zeros"
+    assert batch.mask.tolist() == [[1] * 6, [1] * 6, [1] * 4 + [0] * 2], "and masked out"
+    assert batch.live == [0, 1, 4] and batch.heads == [1, 2, 9] and batch.last.tolist() == [5, 5, 3]
+    a2, b2 = growing(new.expand(2, 1, 4, 1).clone()), growing(old[:1].clone())
+    wider = _Batch(SimpleNamespace(layers=[a2]), torch.ones(2, 4, dtype=torch.long), torch.tensor([3, 3]), [1, 2],
+                   [0, 1])
+    wider.join(_Batch(SimpleNamespace(layers=[b2]), torch.ones(1, 6, dtype=torch.long), torch.tensor([5]), [9], [2]))
+    assert wider.mask.tolist() == [[1] * 4 + [0] * 2] * 2 + [[1] * 6], "a longer joiner widens the batch"
+    assert torch.equal(a2.keys[:2, 0, 4:, 0], torch.zeros(2, 2))

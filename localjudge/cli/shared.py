@@ -39,6 +39,9 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
                        help="loop: localjudge's own greedy loop (finished rows leave the batch, forced tokens "
                             "checked in one pass; the default); generate: transformers' generate, the fallback "
                             "(same tokens)")
+    group.add_argument("--max-rows", type=int, default=None, metavar="N",
+                       help="most rows decoded at once (default: the whole batch); with --batch-size above it, "
+                            "finished rows' places are taken by waiting ones (e.g. --batch-size 32 --max-rows 8)")
     group.add_argument("--allow-pickle", action="store_true", help="accept pickle (.bin) weights: can run code")
     group.add_argument("--trust-remote-code", action="store_true", help="run code shipped with the model")
 
@@ -70,6 +73,8 @@ def check_numbers(args: argparse.Namespace) -> None:
         raise ValueError(f"--limit must be at least 1, got {args.limit}")
     if getattr(args, "max_context", None) is not None and args.max_context < 1:
         raise ValueError(f"--max-context must be at least 1, got {args.max_context}")
+    if getattr(args, "max_rows", None) is not None and args.max_rows < 1:
+        raise ValueError(f"--max-rows must be at least 1, got {args.max_rows}")
 
 
 def set_threads(threads: int | None) -> None:
@@ -93,6 +98,7 @@ def build_judge(args: argparse.Namespace, device_map: Any = None) -> Transformer
         allow_pickle=args.allow_pickle,
         max_context=args.max_context,
         decoder=args.decoder,
+        max_rows=args.max_rows,
     )
 
 

@@ -10,7 +10,8 @@ A config (YAML or TOML) looks like::
     datasets:
       - {name: example, path: scripts/example.jsonl, context_col: context}
 
-Each model is loaded once. A dataset entry may set `input_col`, `output_col`, `context_col`,
+Each model is loaded once; a model entry may set `device_map`, `dtype`, `threads`, `max_context`
+and `max_rows` (as the flags of `localjudge score`). A dataset entry may set `input_col`, `output_col`, `context_col`,
 `id_col`, `limit`, `batch_size` and `scorers` (a subset to run on it). Every cell is resumable
 (`<out_dir>/<model>/<dataset>/<scorer>.jsonl` plus its `.progress/` log); the combined summary
 is written to `<out_dir>/summary.csv` and `summary.md`.
@@ -31,7 +32,7 @@ from localjudge.scorers.direct import check_mode
 from localjudge.store import ResultStore
 from localjudge.tables import read_table, write_table
 
-MODEL_KEYS = {"name", "path", "device_map", "dtype", "threads", "max_context"}
+MODEL_KEYS = {"name", "path", "device_map", "dtype", "threads", "max_context", "max_rows"}
 CELL_KEYS = {"name", "path", "input_col", "output_col", "context_col", "id_col", "limit", "batch_size", "scorers"}
 
 
@@ -95,7 +96,8 @@ def run_sweep(args: argparse.Namespace) -> int:
         model_name = model.get("name") or Path(model["path"]).name
         set_threads(model.get("threads"))
         judge = TransformersJudge.load(model["path"], device_map=model.get("device_map"),
-                                       dtype=model.get("dtype", "auto"), max_context=model.get("max_context"))
+                                       dtype=model.get("dtype", "auto"), max_context=model.get("max_context"),
+                                       max_rows=model.get("max_rows"))
         for data in config["datasets"]:
             data_name = data.get("name") or Path(data["path"]).stem
             dataset = read_table(data["path"])
