@@ -202,6 +202,7 @@ def test_gguf_file_loads_as_the_same_model(family: str, family_judge, family_man
 def test_decode_loop_gives_generates_tokens(family: str, family_judge) -> None:
     """localjudge's own decode loop on each family's architecture: `generate`'s tokens for
     rows of three schemas in one call, cut off or finished, with the shared prefix cached."""
+    from localjudge.transformers_judge import TransformersJudge
     from tests.test_decode import both_decoders, same_tokens
 
     loop, fallback = both_decoders(family_judge(family))
@@ -209,6 +210,9 @@ def test_decode_loop_gives_generates_tokens(family: str, family_judge) -> None:
     prompts = [[{"role": "system", "content": SHARED_INSTRUCTIONS}, {"role": "user", "content": q}]
                for q in ("Is it tall?", "Where is the tower, and when was it finished?", MEDIUM)]
     schemas = [Claims, HallucinationVerdicts, Reason]
+    two_at_a_time = TransformersJudge(loop.model, loop.tokenizer, identity="two", max_rows=2)
     for budget in (9, 48):
-        same_tokens([loop.generate(prompts, schemas, max_new_tokens=budget)],
-                    [fallback.generate(prompts, schemas, max_new_tokens=budget)])
+        want = fallback.generate(prompts, schemas, max_new_tokens=budget)
+        same_tokens([loop.generate(prompts, schemas, max_new_tokens=budget)], [want])
+        # The third row joins when one finishes (full attention) or runs in a second chunk.
+        same_tokens([two_at_a_time.generate(prompts, schemas, max_new_tokens=budget)], [want])

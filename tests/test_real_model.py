@@ -145,3 +145,14 @@ def test_decode_loop_gives_generates_tokens_on_the_real_model(real_judge) -> Non
     stats = compare_scorers(real_judge, RUNS)
     assert stats.accepted > 0 and stats.forwards < stats.generate_forwards
     assert stats.row_steps < stats.generate_row_steps
+
+
+def test_refilled_batches_give_generates_tokens_on_the_real_model(real_judge) -> None:
+    """Two rows in flight on the real model, four rows a call: waiting rows join as others
+    finish, and every step's generations are still `generate`'s (all rows at once)."""
+    from localjudge.transformers_judge import TransformersJudge
+    from tests.test_decode import LONGER_RUNS, compare_scorers
+
+    refill = TransformersJudge(real_judge.model, real_judge.tokenizer, identity="real", max_rows=2)
+    stats = compare_scorers(refill, LONGER_RUNS[:4])
+    assert stats.joins > 0 and stats.row_steps <= 2 * stats.forwards
