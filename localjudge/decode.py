@@ -84,9 +84,16 @@ class GrowingLayer(DynamicLayer):
         return self.length
 
     def batch_select_indices(self, indices: torch.Tensor) -> None:
-        if self.key_buffer is not None and self.value_buffer is not None:
-            self.key_buffer, self.value_buffer = self.key_buffer[indices], self.value_buffer[indices]
-            self.keys, self.values = self.key_buffer[:, :, : self.length], self.value_buffer[:, :, : self.length]
+        if self.key_buffer is None or self.value_buffer is None:
+            return
+
+        def selected(buffer: torch.Tensor) -> torch.Tensor:  # the filled part only, not the headroom
+            out = buffer.new_empty((len(indices), *buffer.shape[1:]))
+            out[:, :, : self.length] = buffer[indices, :, : self.length]
+            return out
+
+        self.key_buffer, self.value_buffer = selected(self.key_buffer), selected(self.value_buffer)
+        self.keys, self.values = self.key_buffer[:, :, : self.length], self.value_buffer[:, :, : self.length]
 
     def stack(self, other: GrowingLayer, length: int) -> None:
         """Put `other`'s rows under this layer's, both widened with zeros (masked out by the
@@ -96,9 +103,13 @@ class GrowingLayer(DynamicLayer):
 
         def stacked(mine: torch.Tensor, theirs: torch.Tensor) -> torch.Tensor:
             rows = mine.shape[0] + theirs.shape[0]
-            buffer = mine.new_zeros((rows, mine.shape[1], length + self.headroom, mine.shape[-1]))
+            buffer = mine.new_empty((rows, mine.shape[1], length + self.headroom, mine.shape[-1]))
+            # Only the filled part is copied (and the widening zeroed): the headroom is written
+            # before it is read.
             buffer[: mine.shape[0], :, : self.length] = mine[:, :, : self.length]
+            buffer[: mine.shape[0], :, self.length: length] = 0
             buffer[mine.shape[0]:, :, : other.length] = theirs[:, :, : other.length]
+            buffer[mine.shape[0]:, :, other.length: length] = 0
             return buffer
 
         self.key_buffer = stacked(self.key_buffer, other.key_buffer)
