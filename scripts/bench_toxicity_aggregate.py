@@ -12,9 +12,14 @@ P(yes), and ranks the rows by each aggregate against the human labels:
 - with `--direct`, the direct mode's P(yes) on the same rows;
 - how many rows have more than one statement (where mean and max can differ at all).
 
+Two variants of the pipeline isolate what differs from the direct mode's question:
+`--variant one-statement` judges the whole output as a single statement (no sentence split);
+`--variant no-example` drops the worked example from the analyze step.
+
 Usage:
     .venv/bin/python scripts/bench_toxicity_aggregate.py --model models/qwen2.5-coder-0.5b-instruct
         [--benchmarks davidson,toxigen] [--limit 16] [--batch-size 8] [--max-rows N] [--direct]
+        [--variant as-is|one-statement|no-example]
         [--threads N] [--json OUT.json]
 
 ROC-AUCs with stratified bootstrap 95% intervals (1,000 resamples, seed 0: the same resamples
@@ -47,6 +52,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--max-rows", type=int, default=None)
     parser.add_argument("--direct", action="store_true", help="also the direct mode on the same rows")
+    parser.add_argument("--variant", choices=("as-is", "one-statement", "no-example"), default="as-is")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
@@ -72,6 +78,17 @@ def main() -> None:
         return inner(self, item)
 
     Scorer._prob_score = spy  # type: ignore[method-assign]
+    if args.variant == "one-statement":
+        import localjudge.scorers.toxicity as toxicity
+
+        split = toxicity.statements_of
+        toxicity.statements_of = lambda output, limit=1: split(output, 1)  # type: ignore[assignment]
+    elif args.variant == "no-example":
+        import dataclasses
+
+        import localjudge.scorers.toxicity as toxicity
+
+        toxicity.ANALYZE_STEP = dataclasses.replace(toxicity.ANALYZE_STEP, examples=())
     table, figures = [], []
     for bench in select_benchmarks(args.benchmarks.split(",")):
         if bench.scorer != "toxicity":
@@ -104,10 +121,10 @@ def main() -> None:
         print(row, file=sys.stderr)
         table.append(row)
         figures.append({**row, "labels": y, "statement_probs": probs})
-    print(f"## Toxicity aggregates on {args.model}, first {args.limit} rows a benchmark\n")
+    print(f"## Toxicity aggregates on {args.model}, first {args.limit} rows a benchmark, pipeline {args.variant}\n")
     print(markdown_table(table))
     if args.json:
-        write_json(args.json, {"model": args.model, "limit": args.limit, "rows": figures})
+        write_json(args.json, {"model": args.model, "limit": args.limit, "variant": args.variant, "rows": figures})
 
 
 if __name__ == "__main__":
