@@ -14,6 +14,9 @@ token, even those the grammar already knows. This loop drives the model's forwar
   guard), so the output is `generate`'s, token for token. A rejected draft's position is masked
   out of the attention (a hole, like left padding) and the model's own choice is kept instead.
 - **A complete grammar ends the row** without the forward pass that would only produce EOS.
+- **Waiting rows join** (`max_rows`): with more rows than may be in flight, a finished row's
+  place is taken by the next waiting one, prefilled in a pass of its own and stacked onto the
+  batch's cache (continuous batching; full attention only).
 
 Drafting is used where holes in the cache are exact: plain attention, and for sliding-window
 layers only while the whole cache stays inside the window (`draft_fits`).
