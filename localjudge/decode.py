@@ -189,6 +189,12 @@ def draft_fits(windows: Sequence[int | None] | None, cache_length: int, width: i
     return not finite or cache_length + width + max_new_tokens <= min(finite)
 
 
+def refills(windows: Sequence[int | None] | None) -> bool:
+    """Whether waiting rows can join a batch in flight: every layer is full attention (a
+    joiner's cache is widened with masked positions, which a sliding window would count)."""
+    return windows is not None and all(w is None for w in windows)
+
+
 @dataclass
 class _Batch:
     """The rows in flight: their cache, attention mask (one column per cache position), the
@@ -276,7 +282,7 @@ def greedy_decode(
         counters of the call.
     """
     cap = rows if max_rows is None else max(1, min(max_rows, rows))
-    if cap < rows and (windows is None or any(w is not None for w in windows)):
+    if cap < rows and not refills(windows):
         raise ValueError("refilling the batch needs full attention in every layer")
     tokens: list[list[int]] = [[] for _ in range(rows)]
     finished = [False] * rows
@@ -315,7 +321,6 @@ def _start(
     each row's first window. Returns the rows that go on, or None."""
     from transformers import DynamicCache
 
-    device = inputs["input_ids"].device
     cache = inputs.get(kw["cache_kw"])
     if cache is None:
         cache = DynamicCache(config=model.config)
@@ -325,7 +330,7 @@ def _start(
     positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
     past = cache.get_seq_length()  # the shared prefix, already cached
     batch = _Batch(cache, mask[:, :-1], positions[:, -1] - 1, prompt[:, -1].tolist(), list(group))
-    before = (prompt[:, past:-1].to(device), positions[:, past:-1])
+    before = (prompt[:, past:-1], positions[:, past:-1])
     return _step(model, grammars, batch, tokens, finished, stats, before=before, **kw)
 
 

@@ -169,9 +169,9 @@ class TransformersJudge:
         if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1):
             raise ValueError(f"max_rows must be a positive number of rows, got {max_rows!r}")
         self.max_rows = max_rows
-        # Waiting rows can join a batch in flight where every layer is full attention.
-        self._refills = self.decoder == "loop" and all(w is None for w in self._layer_windows or [0])
-        from localjudge.decode import DecodeStats
+        from localjudge.decode import DecodeStats, refills
+
+        self._refills = self.decoder == "loop" and refills(self._layer_windows)
 
         self.decode_stats: DecodeStats = DecodeStats()  # the own loop's counters, summed over calls
         # llguidance (Outlines' grammar backend) indexes the vocabulary once: the model's rows
