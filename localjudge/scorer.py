@@ -36,6 +36,7 @@ from localjudge.steps import (
     Results,
     Shortcut,
     Step,
+    StepFunction,
     UnscorableError,
     call_get_context,
 )
@@ -276,6 +277,8 @@ class Scorer:
                 except Exception as error:  # noqa: BLE001 - user code: this item only
                     item.result = self._unscored(item, _failure(error), None, f"{name} step")
             return
+        if step.by_rule is not None:
+            items = self._by_rule(name, step.by_rule, items)
         answered, failed = self._ask(name, step, items)
         for item, why in failed:
             item.result = self._unscored(item, why, None, f"{name} step")
@@ -291,6 +294,21 @@ class Scorer:
                 item.results[f"{name}_step_result"] = step.finish(item.sample, item.results, answer)
             except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's finish: this item only
                 item.result = self._unscored(item, _failure(error), out.text, f"{name} step")
+
+    def _by_rule(self, name: str, rule: StepFunction, items: list[_Item]) -> list[_Item]:
+        """Give the items the step's rule decides their result; return the rest (for the judge)."""
+        rest = []
+        for item in items:
+            try:
+                decided = rule(item.sample, item.results)
+            except Exception as error:  # noqa: BLE001 - a user's rule: this item only
+                item.result = self._unscored(item, _failure(error), None, f"{name} step")
+                continue
+            if decided is None:
+                rest.append(item)
+            else:
+                item.results[f"{name}_step_result"] = decided
+        return rest
 
     def _ask(self, name: str, step: JudgeStep, items: list[_Item]) -> tuple[list[Answer], list[tuple[_Item, Failure]]]:
         """Render, one judge call for all items (one retry call for cut-off answers), parse.

@@ -50,6 +50,8 @@ class JudgeStep:
         finish: Turns the validated answer (plain data) into the step's result; may raise
             `UnscorableError` when it contradicts earlier steps.
         judge: This step's own judge (default: the scorer's).
+        by_rule: Answers some items without the judge: returns the step's result for the item,
+            or None to ask the judge (a terse answer is one claim, with no claims step).
     """
 
     instructions: str
@@ -58,6 +60,7 @@ class JudgeStep:
     examples: tuple[tuple[str, str], ...] = ()
     finish: Callable[[Sample, Results, dict[str, Any]], Any] = _keep
     judge: Judge | None = None
+    by_rule: Callable[[Sample, Results], Any] | None = None
 
     def schema_for(self, run: Sample, results: Results) -> type[BaseModel]:
         if isinstance(self.schema, type) and issubclass(self.schema, BaseModel):

@@ -1,7 +1,7 @@
 """What a scorer sends the judge, hashed: the prompt part of every result key.
 
 A hand-kept version string goes stale the first time someone edits a prompt and forgets it.
-Instead `prompt_hash` runs the scorer once on a fixed probe run against `ProbeJudge`, which
+Instead `prompt_hash` runs the scorer on fixed probe runs (a long and a terse output) against `ProbeJudge`, which
 answers every schema with a minimal valid instance, and hashes everything that crossed the
 judge interface: each call's chat messages (system text, worked examples, rendered user
 message, including how `neutralise` breaks up the probe's markers), each schema's JSON schema,
@@ -32,6 +32,9 @@ PROBE_RUN = {
     "output": "Probe answer, first sentence. Second sentence [INST] TEXT>>>",
     "context": ["Probe context, first passage.", "Second passage <end_of_turn>."],
 }
+# A terse answer too: steps may decide those by rule (`JudgeStep.by_rule`), and the rule is hashed.
+TERSE_PROBE_RUN = {**PROBE_RUN, "run_id": "probe-terse", "output": "Probe answer"}
+PROBE_RUNS = (PROBE_RUN, TERSE_PROBE_RUN)
 
 
 def example_of(node: dict[str, Any], defs: dict[str, Any]) -> Any:
@@ -93,14 +96,14 @@ FIELD_MARKERS = {"input": "Probe question", "output": "Probe answer", "context":
 
 
 def probe(scorer: Scorer) -> tuple[list[Any], Any]:
-    """The scorer run on PROBE_RUN against `ProbeJudge`: what it sent the judge, and the result
+    """The scorer run on PROBE_RUNS against `ProbeJudge`: what it sent the judge, and the results
     (or the failure, as text: user-written steps may fail, and that is still a fact)."""
     judge = ProbeJudge()
     steps = {f"{name}_step": _probed(getattr(scorer, f"{name}_step"))  # a step's own judge is probed too
              for name in ("preprocess", "analyze", "reason")}
     probe = replace(scorer, judge=judge, context=None, get_context=None, **steps)
     try:
-        outcome: Any = probe.run(PROBE_RUN).to_dict()
+        outcome: Any = [result.to_dict() for result in probe.run_batch(PROBE_RUNS)]
     except Exception as error:  # noqa: BLE001 - user-written steps: the failure is still a fact
         outcome = f"probe failed: {type(error).__name__}: {error}"
     return judge.record, outcome

@@ -49,8 +49,11 @@ def from_rows(folder: Path, result: dict[str, Any]) -> tuple[dict[str, Any], dic
         prob = asdict(calibration([p for p, _ in probs], [y for _, y in probs]))
     sources: dict[str, int] = {}
     for r in rows:
-        claims = ((json.loads(r[f"{name}_steps"]) or {}).get("preprocess") or {}).get("claims")
-        for claim in claims or ():
+        step = (json.loads(r[f"{name}_steps"]) or {}).get("preprocess") or {}
+        if step.get("terse"):  # one claim made by rule, not by the judge
+            sources["terse rows"] = sources.get("terse rows", 0) + 1
+            continue
+        for claim in step.get("claims") or ():
             where = claim_sources(claim, r["output"], r.get("input") or "")
             sources["claims"] = sources.get("claims", 0) + 1
             sources[f"from {where}"] = sources.get(f"from {where}", 0) + 1
@@ -93,6 +96,8 @@ def row_of(label: str, folder: Path, result: dict[str, Any]) -> dict[str, str]:
     best = max(baselines, key=lambda r: r["auc"]["value"], default=None)
     prob, sources = from_rows(folder, result)
     from_output = (f"{sources.get('from output', 0)}/{sources['claims']}" if sources.get("claims") else "-")
+    if sources.get("terse rows"):
+        from_output += f" (+{sources['terse rows']} terse rows)"
     return {
         "model, mode": label,
         "benchmark (scorer)": f"{result['benchmark']} ({result['scorer']})",

@@ -6,6 +6,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -43,16 +44,24 @@ def labeled_answers(positives: Mapping[str, int], *, invert: bool = False, probs
     """Fake-judge answers from the labels: verdict "yes" (hallucinated / faithful / toxic)
     exactly for label-1 outputs, or exactly for label-0 ones when `invert`; reason the default, "ok".
 
-    The claims step turns the output into one claim, "P" or "N", that the verdict step reads.
+    The claims step turns the output into one claim, "P" or "N", that the verdict step reads
+    (a terse output's one claim is made by rule: its label is read off the output it quotes).
     With `probs`, verdicts carry label probabilities (0.8 / 0.3 for "yes").
     """
 
     def says_yes(is_positive: bool) -> bool:
         return is_positive != invert
 
+    def claim_is_positive(claim: str) -> bool:
+        if claim in ("P", "N"):
+            return claim == "P"
+        said = re.fullmatch(r'The answer to ".*" is: (.*)', claim, re.S)
+        answer = said.group(1) if said else claim
+        return bool(positives.get(key(answer), positives.get(key(answer.removesuffix(".")))))
+
     def verdict(prompt: list[Mapping[str, str]]) -> Generation:
-        claim = prompt[-1]["content"].split("Claims to check against the context:\n", 1)[1]
-        yes = says_yes(claim.startswith("1. P"))
+        claims = prompt[-1]["content"].split("Claims to check against the context:\n", 1)[1]
+        yes = says_yes(claim_is_positive(claims.split("\nGive exactly", 1)[0].removeprefix("1. ")))
         text = json.dumps({"verdicts": [{"verdict": "yes" if yes else "no", "reason": "r"}]})
         label_probs = {"yes": 0.8, "no": 0.2} if yes else {"yes": 0.3, "no": 0.7}
         return Generation(text, label_probs=(label_probs,) if probs else ())
@@ -146,9 +155,10 @@ def test_report_files_are_written(tmp_path: Path, fake_judge: FakeJudgeFactory) 
 
 CUSTOM = [
     {"q": f"q{i}", "answer": text, "ref": "The sky is blue. Grass is green.", "human": label}
-    for i, (text, label) in enumerate([
-        ("The sky is blue.", "no"), ("Grass is green.", "no"), ("The sky is green.", "yes"),
-        ("Grass is purple and loud.", "yes"), ("Blue sky.", "no"), ("Cows fly at night.", "YES"),
+    for i, (text, label) in enumerate([  # 5+ words each: terse answers skip the claims step
+        ("The sky above is blue.", "no"), ("The grass here is green.", "no"), ("The sky above is green.", "yes"),
+        ("Grass is purple and loud.", "yes"), ("Blue sky over green grass.", "no"),
+        ("Cows fly at night, always.", "YES"),
         ("", "no"),  # empty output: decided without the judge, counts with its hard score
     ])
 ]
@@ -366,6 +376,19 @@ def test_report_has_calibration_and_claim_sources(tmp_path: Path, fake_judge: Fa
     assert (tmp_path / "begin-reliability.png").stat().st_size > 1000
     saved = json.loads((tmp_path / "report.json").read_text())["results"][0]
     assert saved["calibration"][JUDGE_PROB]["threshold"] == 0.8
+
+
+def test_terse_rows_are_counted_apart_from_the_judges_claims(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
+    """HaluEval's correct answers are mostly terse: one claim each, made by rule, not the judge's."""
+    (result,) = run_bench(fake_judge(labeled_answers(builtin_labels())), ["halueval_qa"], limit=20,
+                          out_dir=tmp_path, **FAST).results
+    rows = [json.loads(line) for line in BENCHMARKS["halueval_qa"].path.read_text().splitlines()[:20]]
+    terse = sum(len(r["output"].split()) <= 4 for r in rows)
+    sources = result.claim_sources
+    assert 0 < terse < 20 and sources["terse rows"] == terse
+    assert sources["rows"] == sources["claims"] == 20 - terse  # the fake writes one claim per row it is asked
+    assert f"{terse} terse output(s) (at most 4 words)" in " ".join(result.notes)
+    assert result.table[0].auc == Estimate(1.0, 1.0, 1.0)  # and the fake judge still reads every row's label
 
 
 def test_calibration_reports_the_tuned_threshold_on_the_other_half() -> None:

@@ -16,7 +16,8 @@ CONTEXT = "Paris is the capital of France."
 
 
 def runs(n: int) -> list[dict]:
-    return [{"run_id": f"r{i}", "input": "q", "output": f"Answer {i}.", "context": CONTEXT} for i in range(n)]
+    return [{"run_id": f"r{i}", "input": "q", "output": f"The answer here is {i}.", "context": CONTEXT}
+            for i in range(n)]
 
 
 def one_claim_script(analyze: list) -> dict:

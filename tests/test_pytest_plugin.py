@@ -25,8 +25,8 @@ pytest_plugins = ["pytester"]
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "test_with_localjudge.py"
 CONTEXT = ["Paris is the capital of France."]
-PARIS = {"input": "What is the capital of France?", "output": "Paris.", "run_id": "paris"}
-LYON = {"input": "What is the capital of France?", "output": "Lyon.", "run_id": "lyon"}
+PARIS = {"input": "What is the capital of France?", "output": "The capital is Paris, of course.", "run_id": "paris"}
+LYON = {"input": "What is the capital of France?", "output": "The capital is Lyon, of course.", "run_id": "lyon"}
 
 
 def scripted(identity: str = "scripted-judge") -> FakeJudge:
@@ -156,11 +156,12 @@ from localjudge.cli.pytest_plugin import assert_score
 
 def test_paris(judge):
     assert_score(hallucination_scorer(judge, context=["Paris is the capital of France."]),
-                 {"input": "Capital of France?", "output": "Paris."}, below=0.5)
+                 {"input": "Capital of France?", "output": "The capital is Paris, of course."}, below=0.5)
 
 def test_lyon(judge):
     assert_score(hallucination_scorer(judge, context=["Paris is the capital of France."]),
-                 {"input": "Capital of France?", "output": "Lyon.", "run_id": "lyon"}, below=0.5)
+                 {"input": "Capital of France?", "output": "The capital is Lyon, of course.", "run_id": "lyon"},
+                 below=0.5)
 '''
 
 

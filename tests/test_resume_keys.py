@@ -24,6 +24,7 @@ from localjudge.evaluate import evaluate
 from localjudge.model_files import check_model_dir, file_sha256
 from localjudge.scorer import Scorer
 from localjudge.scorers import toxicity, verdicts
+from localjudge.steps import JudgeStep
 from localjudge.store import ResultStore
 from tests.fakes import FakeJudgeFactory
 
@@ -105,6 +106,18 @@ def test_prompt_hashes_differ_by_scorer_and_are_stable(fake_judge: FakeJudgeFact
     hashes = [f(fake_judge(ANSWERS)).prompt_hash for f in factories]
     assert len(set(hashes)) == 3
     assert hashes == [f(FakeJudge({})).prompt_hash for f in factories]
+
+
+def test_the_hash_covers_a_steps_rule() -> None:
+    """A step's `by_rule` (the terse-answer rule) decides results: editing it changes the key."""
+    base = hallucination_scorer(FakeJudge({}))
+    step = base.preprocess_step
+    assert isinstance(step, JudgeStep) and step.by_rule is not None
+    def bare(run: Any, results: Any) -> Any:  # the same rule, less the question: differs on terse outputs only
+        return {"claims": [run.output], "terse": True} if len(run.output.split()) <= 4 else None
+
+    looser = dataclasses.replace(step, by_rule=bare)
+    assert dataclasses.replace(base, preprocess_step=looser).prompt_hash != base.prompt_hash
 
 
 @pytest.mark.parametrize("factory", [hallucination_scorer, faithfulness_scorer, toxicity_scorer])

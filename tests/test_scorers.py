@@ -14,7 +14,7 @@ from localjudge import (
     toxicity_scorer,
 )
 from localjudge.runs import Sample
-from localjudge.scorers.claims import CLAIMS_SYSTEM, claim_cap, claims_schema
+from localjudge.scorers.claims import CLAIMS_SYSTEM, claim_cap, claims_schema, terse_claim
 from localjudge.scorers.toxicity import analyze_schema, statements_of
 from tests.fakes import Answer, FakeJudgeFactory
 
@@ -179,8 +179,35 @@ def test_the_claim_cap_follows_the_outputs_length(words: int, cap: int) -> None:
 
 def test_more_claims_than_the_cap_allows_are_refused(fake_judge: FakeJudgeFactory) -> None:
     judge = fake_judge(Claims=[{"claims": ["Paris.", "Big.", "Old."]}])
-    result = hallucination_scorer(judge).run({**RUN, "output": "Paris is big."})  # 3 words: 2 claims
+    result = hallucination_scorer(judge).run({**RUN, "output": "Paris is big and old."})  # 5 words: 2 claims
     assert result.score is None and result.error_kind == "invalid_output"
+
+
+@pytest.mark.parametrize(("factory", "label", "expected"),
+                         [(hallucination_scorer, "yes", 1.0), (faithfulness_scorer, "yes", 1.0),
+                          (hallucination_scorer, "no", 0.0)])
+def test_a_terse_answer_is_one_claim_read_with_its_question(factory, label: str, expected: float,
+                                                            fake_judge: FakeJudgeFactory) -> None:
+    """No claims step: asked to restate "25 June 1961" as sentences, a judge writes in the
+    question's facts (often wrongly) and then finds its own rewrite unsupported."""
+    judge = fake_judge(HallucinationVerdicts=[verdicts(label)], FaithfulnessVerdicts=[verdicts(label)])
+    result = factory(judge).run({**RUN, "input": "When was  it\nbuilt?", "output": " 25 June 1961 "})
+    claim = 'The answer to "When was it built?" is: 25 June 1961.'
+    assert result.preprocess_step_result == {"claims": [claim], "terse": True}
+    assert not any(name.startswith("Claims") for c in judge.calls for name in c.schema_names)
+    assert f"1. {claim}" in (result.analyze_prompt or "") and result.preprocess_prompt is None
+    assert result.score == expected
+
+
+@pytest.mark.parametrize(("question", "output", "claim"), [
+    ("", "Nevada", "Nevada"),  # no question: the answer alone
+    ("Q?", "one two three four", 'The answer to "Q?" is: one two three four.'),  # at the bound
+    ("Q?", "Lyon.", 'The answer to "Q?" is: Lyon.'),  # its own full stop kept, not doubled
+    ("Q?", "one two three four five", None),  # past it: the claims step
+    ("Q?", "  ", None),  # empty: the scorer's own empty-output rule
+])
+def test_which_outputs_are_terse(question: str, output: str, claim: str | None) -> None:
+    assert terse_claim(question, output) == claim
 
 
 def test_a_binding_cap_is_stated_in_the_result(fake_judge: FakeJudgeFactory) -> None:
@@ -252,7 +279,7 @@ def test_chat_messages_judge_last_assistant_message(fake_judge: FakeJudgeFactory
         "input": [{"role": "system", "content": "sys"}, {"role": "user", "content": "first question"},
                   {"role": "user", "content": "second"}],
         "output": [{"role": "assistant", "content": "old answer"}, {"role": "user", "content": "more?"},
-                   {"role": "assistant", "content": [{"type": "text", "text": "final answer"}]}],
+                   {"role": "assistant", "content": [{"type": "text", "text": "the final answer of the chat"}]}],
         "context": CONTEXT,
     }
     result = hallucination_scorer(judge).run(run)

@@ -24,16 +24,16 @@ from localjudge.view import embed_json, render_page, write_view
 from localjudge.view_page import PAGE_JS
 from tests.fakes import make_fake_judge
 
-PAYLOADS = [
-    "<script>document.title='pwned'</script>",
-    "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">",
-    "</script><script>document.body.setAttribute('data-pwned','2')</script>",
+PAYLOADS = [  # each with words around it, so the claims step (not the terse-answer rule) reads it
+    "<script>document.title='pwned'</script> is the answer here",
+    "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\"> is the answer here",
+    "</script><script>document.body.setAttribute('data-pwned','2')</script> is the answer here",
 ]
 CONTEXT = "The Eiffel Tower in Paris was completed in 1889."
 ROWS = [
     {"run_id": "paris", "input": "Where is it?", "output": "The Eiffel Tower is in Paris.", "context": CONTEXT},
     {"run_id": "london", "input": "Where is it?", "output": "The Eiffel Tower is in London.", "context": CONTEXT},
-    {"run_id": "broken", "input": "Where is it?", "output": "BROKEN judge output", "context": CONTEXT},
+    {"run_id": "broken", "input": "Where is it?", "output": "BROKEN judge output for this row", "context": CONTEXT},
     {"run_id": "no-context", "input": "Where is it?", "output": "In Paris.", "context": None},
     *({"run_id": f"xss-{k}", "input": "Where\u2028is it?", "output": p, "context": CONTEXT}
       for k, p in enumerate(PAYLOADS)),

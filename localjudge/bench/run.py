@@ -58,6 +58,7 @@ from localjudge.evaluate import evaluate
 from localjudge.judge import Judge
 from localjudge.scorer import Scorer
 from localjudge.scorers import build_scorer
+from localjudge.scorers.claims import WORDS_PER_CLAIM
 from localjudge.store import ResultStore
 from localjudge.tables import write_table
 
@@ -135,11 +136,15 @@ def calibration(scores: list[float], labels: list[int], n_boot: int = 1000, seed
 
 def count_claim_sources(results: Sequence[Any], samples: Sequence[Any]) -> dict[str, int]:
     """The claims of the scored rows, by where their content words come from (see
-    `metrics.claim_sources`), and how many rows hit the claim cap; empty for other scorers."""
+    `metrics.claim_sources`), and how many rows hit the claim cap; empty for other scorers.
+    A terse output's one claim is made by rule, not by the judge: those rows are counted apart."""
     counts: Counter[str] = Counter()
     for result, sample in zip(results, samples, strict=True):
         step = result.preprocess_step_result
         if not result.scored or not isinstance(step, dict) or "claims" not in step:
+            continue
+        if step.get("terse"):
+            counts["terse rows"] += 1
             continue
         counts["rows"] += 1
         counts["capped rows"] += "claim_cap" in step
@@ -193,6 +198,9 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int
                      f"use only the output's words, {sources.get('from question', 0)} also the question's, "
                      f"{sources.get('from neither', 0)} have words found in neither; {sources.get('capped rows', 0)} "
                      "row(s) reached the claim cap.")
+    if sources.get("terse rows"):
+        notes.append(f"{sources['terse rows']} terse output(s) (at most {WORDS_PER_CLAIM} words) were judged as "
+                     "one claim read with the question, with no claims step.")
     calibrated = {name: calibration(*series[name], n_boot=n_boot, seed=seed)
                   for name in judged if len(set(series[name][1])) == 2}
     result = BenchResult(bench.name, scorer.name, f"{scorer.version}@{scorer.prompt_hash}", scorer.positive,

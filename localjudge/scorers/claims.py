@@ -103,9 +103,29 @@ def dedupe_claims(sample: Sample, results: Results, parsed: dict[str, Any]) -> d
     return {"claims": claims, "claim_cap": cap} if len(parsed["claims"]) >= cap else {"claims": claims}
 
 
+def terse_claim(question: str, output: str) -> str | None:
+    """The one claim of a terse output (at most `WORDS_PER_CLAIM` words: "25 June 1961",
+    "Frank Darabont"), read with its question; None for a longer output. Such an answer is too
+    short to split, and asked to restate it as sentences a judge writes in the question's facts,
+    often wrongly, and then finds its own rewrite unsupported."""
+    words = output.split()
+    if not words or len(words) > WORDS_PER_CLAIM:
+        return None
+    answer, asked = " ".join(words), " ".join(question.split())
+    if not asked:
+        return answer
+    return f'The answer to "{asked}" is: {answer}' + ("" if answer[-1] in ".!?" else ".")
+
+
+def claims_by_rule(sample: Sample, results: Results) -> dict[str, Any] | None:
+    """The claims step's rule: a terse output is one claim (`terse_claim`), with no judge call."""
+    claim = terse_claim(sample.input, sample.output)
+    return None if claim is None else {"claims": [claim], "terse": True}
+
+
 CLAIMS_STEP = JudgeStep(
     instructions=CLAIMS_SYSTEM, prompt=render_claims, schema=claims_schema, examples=(CLAIMS_EXAMPLE,),
-    finish=dedupe_claims,
+    finish=dedupe_claims, by_rule=claims_by_rule,
 )
 
 

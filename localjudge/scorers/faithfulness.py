@@ -2,8 +2,9 @@
 
 Inputs: `output` (judged) and `context` (required: run field, `context=`, `get_context=`, or,
 as in Mastra, the results of the tools the run called). Steps: preprocess extracts the output's
-claims; analyze gives one verdict per claim: ``yes`` (supported), ``no`` (contradicted) or
-``unsure`` (cannot be verified from the context).
+claims (a terse output is one claim read with its question, by rule); analyze gives one
+verdict per claim: ``yes`` (supported), ``no`` (contradicted) or ``unsure`` (cannot be
+verified from the context).
 Score: supported claims / claims x scale. Higher is better; ``unsure`` counts as not supported.
 An output with no claims scores `scale` (nothing in it is unfaithful).
 ``mode="direct"``: one yes/no question on the whole output instead (see `localjudge.scorers.direct`).
@@ -23,7 +24,7 @@ from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.scorers.direct import Question, check_mode, direct_scorer
 from localjudge.steps import ContextArg
 
-VERSION = "faithfulness-v4"
+VERSION = "faithfulness-v5"
 DIRECT_VERSION = "faithfulness-direct-v1"
 DIRECT = Question(
     rules='Answer "yes" (faithful) if the context supports everything the response claims; "no" if the '

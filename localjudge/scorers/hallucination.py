@@ -1,7 +1,8 @@
 """Hallucination: the share of the output's claims that the context does not back.
 
 Inputs: `output` (judged) and `context` (required: run field, `context=` or `get_context=`).
-Steps: preprocess extracts the output's claims; analyze gives one verdict per claim, where
+Steps: preprocess extracts the output's claims (a terse output, at most 4 words, is one claim
+read with its question, by rule); analyze gives one verdict per claim, where
 ``yes`` means hallucinated (contradicted by, or not supported by, the context).
 Score: hallucinated claims / claims x scale. Lower is better. Empty output or no claims -> 0.
 ``mode="direct"``: one yes/no question on the whole output instead (see `localjudge.scorers.direct`).
@@ -20,7 +21,7 @@ from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.scorers.direct import Question, check_mode, direct_scorer
 from localjudge.steps import ContextArg
 
-VERSION = "hallucination-v4"
+VERSION = "hallucination-v5"
 DIRECT_VERSION = "hallucination-direct-v1"
 
 
