@@ -14,12 +14,16 @@ P(yes), and ranks the rows by each aggregate against the human labels:
 
 Two variants of the pipeline isolate what differs from the direct mode's question:
 `--variant one-statement` judges the whole output as a single statement (no sentence split);
-`--variant no-example` drops the worked example from the analyze step.
+`--variant no-example` drops the worked example from the analyze step; `--variant balanced`
+replaces it with two examples whose verdicts differ at each position (toxic first in one, last
+in the other), so the position of a statement carries no verdict to copy.
+`--skip N` starts after the first N rows (a held-out slice, for checking what was chosen on the
+first rows).
 
 Usage:
     .venv/bin/python scripts/bench_toxicity_aggregate.py --model models/qwen2.5-coder-0.5b-instruct
         [--benchmarks davidson,toxigen] [--limit 16] [--batch-size 8] [--max-rows N] [--direct]
-        [--variant as-is|one-statement|no-example]
+        [--variant as-is|one-statement|no-example|balanced] [--skip N]
         [--threads N] [--json OUT.json]
 
 ROC-AUCs with stratified bootstrap 95% intervals (1,000 resamples, seed 0: the same resamples
@@ -44,6 +48,20 @@ def auc_text(scores: list[float], labels: list[int]) -> str:
     return f"{auc:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{auc:.2f}"
 
 
+def balanced_examples() -> tuple[tuple[str, str], ...]:
+    """Two worked examples whose verdicts differ at each position: toxic then not, not then toxic."""
+    from localjudge.scorers.toxicity import toxicity_prompt
+
+    return (
+        (toxicity_prompt("", ["Only an idiot would miss that.", "Your plan has a flaw in step two."]),
+         '{"verdicts":[{"verdict":"yes","severity":"medium","reason":"Insult."},'
+         '{"verdict":"no","severity":"none","reason":"Criticism of an idea."}]}'),
+        (toxicity_prompt("", ["Thanks for the report.", "Do it again or else."]),
+         '{"verdicts":[{"verdict":"no","severity":"none","reason":"Polite."},'
+         '{"verdict":"yes","severity":"high","reason":"Threat."}]}'),
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", required=True)
@@ -52,7 +70,8 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--max-rows", type=int, default=None)
     parser.add_argument("--direct", action="store_true", help="also the direct mode on the same rows")
-    parser.add_argument("--variant", choices=("as-is", "one-statement", "no-example"), default="as-is")
+    parser.add_argument("--variant", choices=("as-is", "one-statement", "no-example", "balanced"), default="as-is")
+    parser.add_argument("--skip", type=int, default=0, help="start after the first N rows of each benchmark")
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--json", default=None)
     args = parser.parse_args()
@@ -89,11 +108,18 @@ def main() -> None:
         import localjudge.scorers.toxicity as toxicity
 
         toxicity.ANALYZE_STEP = dataclasses.replace(toxicity.ANALYZE_STEP, examples=())
+    elif args.variant == "balanced":
+        import dataclasses
+
+        import localjudge.scorers.toxicity as toxicity
+
+        toxicity.ANALYZE_STEP = dataclasses.replace(toxicity.ANALYZE_STEP, examples=balanced_examples())
     table, figures = [], []
     for bench in select_benchmarks(args.benchmarks.split(",")):
         if bench.scorer != "toxicity":
             raise SystemExit(f"{bench.name} is not a toxicity benchmark")
-        dataset, labels = load_benchmark(bench, args.limit)
+        dataset, labels = load_benchmark(bench, args.skip + args.limit)
+        dataset, labels = dataset.select(range(args.skip, len(dataset))), labels[args.skip:]
         runs = rows_to_runs(dataset, bench.columns)
         statement_probs.clear()
         with Stopwatch() as watch:
@@ -121,10 +147,12 @@ def main() -> None:
         print(row, file=sys.stderr)
         table.append(row)
         figures.append({**row, "labels": y, "statement_probs": probs})
-    print(f"## Toxicity aggregates on {args.model}, first {args.limit} rows a benchmark, pipeline {args.variant}\n")
+    rows = f"rows {args.skip + 1}-{args.skip + args.limit}" if args.skip else f"first {args.limit} rows"
+    print(f"## Toxicity aggregates on {args.model}, {rows} a benchmark, pipeline {args.variant}\n")
     print(markdown_table(table))
     if args.json:
-        write_json(args.json, {"model": args.model, "limit": args.limit, "variant": args.variant, "rows": figures})
+        write_json(args.json, {"model": args.model, "limit": args.limit, "skip": args.skip, "variant": args.variant,
+                               "rows": figures})
 
 
 if __name__ == "__main__":

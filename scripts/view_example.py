@@ -20,6 +20,7 @@ from localjudge.tables import read_table, write_table
 from localjudge.view import write_view
 
 EXAMPLE = Path(__file__).resolve().parent / "example.jsonl"
+IN_WORDS = {"yes": "unsupported", "no": "supported"}  # hallucination's judge writes words; the result says yes/no
 NEUTRAL = [{"verdict": "no", "severity": "none",
             "reason": "Neutral and factual."}]
 # Phrases of a row ("a|b": either, in its output or claims) -> its claims (a raw string: malformed output),
@@ -69,7 +70,8 @@ def _reason(prompt: ChatPrompt) -> dict[str, str]:
 def scripted_judge() -> FakeJudge:
     return FakeJudge({
         "Claims": lambda p: c if isinstance(c := _entry(p)[0], str) else {"claims": c},
-        "HallucinationVerdicts": lambda p: {"verdicts": [{"verdict": v, "reason": r} for v, r in _entry(p)[1]]},
+        "HallucinationVerdicts": lambda p: {"verdicts": [{"verdict": IN_WORDS[v], "reason": r}
+                                                         for v, r in _entry(p)[1]]},
         "ToxicityVerdicts": lambda p: {"verdicts": _entry(p)[2]},
         "Reason": _reason,
     }, identity="scripted-example")

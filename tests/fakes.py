@@ -35,7 +35,7 @@ FakeJudgeFactory = Callable[..., FakeJudge]  # make_fake_judge's type, the `fake
 # (hallucinated, supported: score 1), nothing toxic (score 0), and a short reason.
 DEFAULT_ANSWERS: dict[str, Answer] = {
     "Claims": {"claims": ["A claim."]},
-    "HallucinationVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]},
+    "HallucinationVerdicts": {"verdicts": [{"verdict": "unsupported", "reason": "r"}]},  # Mastra's "yes"
     "FaithfulnessVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]},
     "ToxicityVerdicts": lambda prompt: toxicity_verdicts(prompt, lambda statement: False),  # one per statement
     "DirectVerdict": {"verdict": "yes", "reason": "r"},

@@ -72,7 +72,8 @@ TOXIC = {"verdicts": [{"verdict": "yes", "severity": "high", "reason": "r"}]}
 
 
 # Every judged run scores exactly 1.0: one claim (the default, "A claim."), hallucinated, or toxic; reason "ok".
-SCORES_ONE = {"HallucinationVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]}, "ToxicityVerdicts": TOXIC}
+SCORES_ONE = {"HallucinationVerdicts": {"verdicts": [{"verdict": "unsupported", "reason": "r"}]},
+              "ToxicityVerdicts": TOXIC}
 
 
 def scorer_for(name: str, fake: FakeJudge) -> Scorer:

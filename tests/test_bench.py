@@ -62,8 +62,10 @@ def labeled_answers(positives: Mapping[str, int], *, invert: bool = False, probs
     def verdict(prompt: list[Mapping[str, str]]) -> Generation:
         claims = prompt[-1]["content"].split("Claims to check against the context:\n", 1)[1]
         yes = says_yes(claim_is_positive(claims.split("\nGive exactly", 1)[0].removeprefix("1. ")))
-        text = json.dumps({"verdicts": [{"verdict": "yes" if yes else "no", "reason": "r"}]})
-        label_probs = {"yes": 0.8, "no": 0.2} if yes else {"yes": 0.3, "no": 0.7}
+        # hallucination's judge answers in words (Mastra's "yes" is its "unsupported")
+        pos, neg = ("unsupported", "supported") if "unsupported" in str(prompt[0]["content"]) else ("yes", "no")
+        text = json.dumps({"verdicts": [{"verdict": pos if yes else neg, "reason": "r"}]})
+        label_probs = {pos: 0.8, neg: 0.2} if yes else {pos: 0.3, neg: 0.7}
         return Generation(text, label_probs=(label_probs,) if probs else ())
 
     by_statements = {tuple(statements_of(text)): label for text, label in positives.items()}

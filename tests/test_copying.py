@@ -28,7 +28,8 @@ MARIE = "Marie Curie won two Nobel Prizes."  # a claim of the claims step's work
                  id="claims-among-own"),
     pytest.param(hallucination_scorer, {"Claims": {"claims": ["The Louvre is in Paris."]},
                                         "HallucinationVerdicts": {"verdicts": [
-                                            {"verdict": "yes", "reason": "Visitors are not mentioned at all."}]}},
+                                            {"verdict": "unsupported",
+                                             "reason": "Visitors are not mentioned at all."}]}},
                  None, id="own-reason-not-in-example"),
 ])
 def test_a_copied_answer_leaves_the_row_unscored(fake_judge: Any, factory: Any, answers: dict[str, Any],

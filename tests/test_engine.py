@@ -29,7 +29,7 @@ def one_claim_script(analyze: list) -> dict:
     }
 
 
-GOOD = {"verdicts": [{"verdict": "yes", "reason": "unsupported"}]}
+GOOD = {"verdicts": [{"verdict": "unsupported", "reason": "not in the context"}]}
 
 
 def test_one_judge_call_per_step_per_batch() -> None:
@@ -56,7 +56,7 @@ def test_malformed_output_costs_one_item() -> None:
 
 
 def test_cut_off_output_is_retried_once_with_a_larger_budget() -> None:
-    cut = Generation('{"verdicts":[{"verdict":"yes","rea', finished=False, new_tokens=40)
+    cut = Generation('{"verdicts":[{"verdict":"unsupported","rea', finished=False, new_tokens=40)
     judge = FakeJudge(one_claim_script([GOOD, cut, GOOD, GOOD]))  # the 4th answers the retry
     results = hallucination_scorer(judge).run_batch(runs(3))
     assert [r.score for r in results] == [1.0, 1.0, 1.0]
@@ -66,7 +66,7 @@ def test_cut_off_output_is_retried_once_with_a_larger_budget() -> None:
 
 
 def test_cut_off_twice_is_unscored_with_raw_text() -> None:
-    cut = Generation('{"verdicts":[{"verdict":"yes","rea', finished=False)
+    cut = Generation('{"verdicts":[{"verdict":"unsupported","rea', finished=False)
     judge = FakeJudge({**one_claim_script([cut, cut]), "Claims": [{"claims": ["Claim."]}]})
     (result,) = hallucination_scorer(judge).run_batch(runs(1))
     assert result.score is None

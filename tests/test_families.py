@@ -53,7 +53,7 @@ def scorer_prompts() -> tuple[tuple[str, ChatPrompt], ...]:
     """Every prompt the three scorers send for one run (recorded on the fake judge)."""
     judge = make_fake_judge(
         Claims=CLAIMS,
-        HallucinationVerdicts={"verdicts": TWO},
+        HallucinationVerdicts={"verdicts": [{"verdict": "supported", "reason": "r"}] * 2},
         FaithfulnessVerdicts={"verdicts": TWO},
         ToxicityVerdicts={"verdicts": [{"verdict": "no", "severity": "none", "reason": "r"}]},
         Reason={"reason": "r"},

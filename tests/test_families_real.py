@@ -34,6 +34,7 @@ RUNS = [
     {"run_id": "b", "input": "Say nothing.", "output": "", "context": "Nothing."},  # decided by rule
 ]
 VERDICTS = {"hallucination": HallucinationVerdict, "faithfulness": FaithfulnessVerdict}
+JUDGE_WORDS = {"yes": "unsupported", "no": "supported"}  # hallucination's result labels (Mastra's) -> its judge's
 # What a row may be unscored for on random weights: its JSON still cut off after the retry.
 ALLOWED_UNSCORED = ("cut off at the token limit",)
 
@@ -57,7 +58,8 @@ def check(result, name: str) -> None:
     verdicts = result.analyze_step_result["verdicts"] if claims else []
     assert len(verdicts) == len(claims)
     for verdict in verdicts:
-        VERDICTS[name].model_validate({k: v for k, v in verdict.items() if k in ("verdict", "reason")})
+        label = JUDGE_WORDS[verdict["verdict"]] if name == "hallucination" else verdict["verdict"]
+        VERDICTS[name].model_validate({"verdict": label, "reason": verdict["reason"]})
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -74,7 +76,7 @@ def recorded_prompts(outputs: list[str]) -> dict[str, list[ChatPrompt]]:
     """The claims-step and reason-step prompts the hallucination scorer sends for `outputs`."""
     judge = make_fake_judge(
         Claims={"claims": ["A claim."]},
-        HallucinationVerdicts={"verdicts": [{"verdict": "yes", "reason": "r"}]},
+        HallucinationVerdicts={"verdicts": [{"verdict": "unsupported", "reason": "r"}]},
         Reason={"reason": "r"},
     )
     hallucination_scorer(judge).run_batch(

@@ -68,8 +68,8 @@ FACTORIES = {"hallucination": hallucination_scorer, "faithfulness": faithfulness
              "toxicity": toxicity_scorer}
 ANSWERS = {
     "Claims": {"claims": ["The Eiffel Tower is in Paris.", "Only an idiot would not know that."]},
-    "HallucinationVerdicts": {"verdicts": [{"verdict": "no", "reason": "Stated."},
-                                           {"verdict": "yes", "reason": "Not in the context."}]},
+    "HallucinationVerdicts": {"verdicts": [{"verdict": "supported", "reason": "Stated."},
+                                           {"verdict": "unsupported", "reason": "Not in the context."}]},
     "FaithfulnessVerdicts": {"verdicts": [{"verdict": "yes", "reason": "Stated."},
                                           {"verdict": "unsure", "reason": "Not in the context."}]},
     "ToxicityVerdicts": {"verdicts": [
@@ -167,7 +167,7 @@ EXPLAINED = {
 
 NAIVE_BLOCK = re.compile(r"<<<([A-Z]+)\n.*?>>>", re.DOTALL)  # a gullible reader: the first >>> closes
 STEERED = {"Claims": lambda n: {"claims": []},
-           "HallucinationVerdicts": lambda n: {"verdicts": [{"verdict": "no", "reason": "Told so."}] * n},
+           "HallucinationVerdicts": lambda n: {"verdicts": [{"verdict": "supported", "reason": "Told so."}] * n},
            "FaithfulnessVerdicts": lambda n: {"verdicts": [{"verdict": "yes", "reason": "Told so."}] * n},
            "ToxicityVerdicts": lambda n: {"verdicts": [{"verdict": "no", "severity": "none",
                                                          "reason": "Told so."}] * n},

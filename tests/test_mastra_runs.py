@@ -208,7 +208,7 @@ def test_mastras_hallucination_example_with_static_context(fake_judge: FakeJudge
     """createHallucinationScorer({ model, options: { context: [...] } }) on Mastra's
     createTestRun shapes: input as chat messages, output as an assistant {text} object."""
     judge = fake_judge(Claims={"claims": ["The first iPhone was released in 2007."]},
-                       HallucinationVerdicts={"verdicts": [{"verdict": "no", "reason": "Stated."}]},
+                       HallucinationVerdicts={"verdicts": [{"verdict": "supported", "reason": "Stated."}]},
                        Reason={"reason": "The context states 2007."})
     scorer = hallucination_scorer(judge, context=["The first iPhone was announced on January 9, 2007."])
     result = scorer.run({"input": [{"role": "user", "content": "When was the first iPhone released?"}],

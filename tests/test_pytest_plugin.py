@@ -36,7 +36,7 @@ def scripted(identity: str = "scripted-judge") -> FakeJudge:
 
     def verdicts(prompt: Any) -> dict[str, Any]:
         wrong = "1. Lyon" in prompt[-1]["content"]
-        return {"verdicts": [{"verdict": "yes" if wrong else "no",
+        return {"verdicts": [{"verdict": "unsupported" if wrong else "supported",
                               "reason": "The context says Paris." if wrong else "The context says so."}]}
 
     return FakeJudge({"Claims": claims, "HallucinationVerdicts": verdicts,
@@ -142,7 +142,7 @@ from localjudge import FakeJudge
 def judge():
     def verdicts(prompt):
         wrong = "1. Lyon" in prompt[-1]["content"]
-        return {"verdicts": [{"verdict": "yes" if wrong else "no", "reason": "The context says Paris."}]}
+        return {"verdicts": [{"verdict": "unsupported" if wrong else "supported", "reason": "The context says Paris."}]}
 
     return FakeJudge({"Claims": lambda prompt: {"claims": ["Lyon is the capital of France."
                                                            if "Lyon" in prompt[-1]["content"] else "Paris is."]},
@@ -248,7 +248,8 @@ def claims(prompt):
 
 def hallucination(prompt):  # the context says 1889
     wrong = "1925" in prompt[-1]["content"]
-    return {"verdicts": [{"verdict": "yes" if wrong else "no", "reason": "Checked against the context."}]}
+    verdict = "unsupported" if wrong else "supported"
+    return {"verdicts": [{"verdict": verdict, "reason": "Checked against the context."}]}
 
 JUDGE = FakeJudge({"Claims": claims, "HallucinationVerdicts": hallucination,
                    "ToxicityVerdicts": lambda prompt: {"verdicts": [{"verdict": "no",

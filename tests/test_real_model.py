@@ -25,6 +25,7 @@ RUNS = [
     {"run_id": "c", "input": "Say nothing.", "output": "", "context": "Nothing."},
 ]
 VERDICTS = {"hallucination": HallucinationVerdict, "faithfulness": FaithfulnessVerdict}
+JUDGE_WORDS = {"yes": "unsupported", "no": "supported"}  # hallucination's result labels (Mastra's) -> its judge's
 
 
 def check_structure(result, name: str) -> None:
@@ -50,7 +51,8 @@ def check_structure(result, name: str) -> None:
     verdicts = result.analyze_step_result["verdicts"]
     assert len(verdicts) == len(claims)
     for verdict in verdicts:
-        VERDICTS[name].model_validate({k: v for k, v in verdict.items() if k in ("verdict", "reason")})
+        label = JUDGE_WORDS[verdict["verdict"]] if name == "hallucination" else verdict["verdict"]
+        VERDICTS[name].model_validate({"verdict": label, "reason": verdict["reason"]})
     assert result.prob_score is not None and 0.0 <= result.prob_score <= 1.0
 
 

@@ -76,7 +76,7 @@ def test_ground_truth_and_request_context_reach_get_context(fake_judge: FakeJudg
         seen.append(run)
         return [run["groundTruth"]]
 
-    verdicts = lambda p: {"verdicts": [{"verdict": "no", "reason": "r"}]}  # noqa: E731
+    verdicts = lambda p: {"verdicts": [{"verdict": "supported", "reason": "r"}]}  # noqa: E731
     judge = fake_judge(HallucinationVerdicts=verdicts)  # the default claim, "A claim.", and reason, "ok"
     data = [{"input": "q", "groundTruth": "The truth.", "requestContext": {"user": "u1"}}]
     result = run_evals(data, [hallucination_scorer(judge, get_context=get_context)], lambda q: "A claim.")

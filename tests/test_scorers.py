@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -13,8 +14,10 @@ from localjudge import (
     hallucination_scorer,
     toxicity_scorer,
 )
+from localjudge.judge import Generation
 from localjudge.runs import Sample
 from localjudge.scorers.claims import CLAIMS_SYSTEM, claim_cap, claims_schema, terse_claim
+from localjudge.scorers.hallucination import HallucinationVerdict
 from localjudge.scorers.toxicity import analyze_schema, statements_of
 from tests.fakes import Answer, FakeJudgeFactory
 
@@ -25,11 +28,16 @@ def verdicts(*labels: str) -> dict:
     return {"verdicts": [{"verdict": label, "reason": f"because {i}"} for i, label in enumerate(labels)]}
 
 
+def in_words(*labels: str) -> dict:
+    """Hallucination verdicts as its judge writes them: Mastra's yes/no as unsupported/supported."""
+    return verdicts(*({"yes": "unsupported", "no": "supported"}.get(label, label) for label in labels))
+
+
 def claim_answers(labels: list[str], reason: str = "Explained.") -> dict[str, Answer]:
     claims = [f"Claim number {i}." for i in range(len(labels))]
     return {
         "Claims": [{"claims": claims}],
-        "HallucinationVerdicts": [verdicts(*labels)],
+        "HallucinationVerdicts": [in_words(*labels)],
         "FaithfulnessVerdicts": [verdicts(*labels)],
         "Reason": [{"reason": reason}],
     }
@@ -183,6 +191,20 @@ def test_more_claims_than_the_cap_allows_are_refused(fake_judge: FakeJudgeFactor
     assert result.score is None and result.error_kind == "invalid_output"
 
 
+def test_the_hallucination_judge_answers_in_words_and_the_result_keeps_mastras_labels(
+        fake_judge: FakeJudgeFactory) -> None:
+    """Asked for "yes" = hallucinated, a 1.5B judge wrote "yes" with the reason "The answer matches
+    the context" on half of HaluEval's rows: it answers supported / unsupported instead."""
+    answer = Generation(json.dumps(in_words("yes", "no")), label_probs=(
+        {"supported": 0.2, "unsupported": 0.8}, {"supported": 0.9, "unsupported": 0.1}))
+    judge = fake_judge(Claims={"claims": ["It was built in 1925.", "It is in Paris."]}, HallucinationVerdicts=answer)
+    result = hallucination_scorer(judge).run(RUN)
+    assert [v["verdict"] for v in result.analyze_step_result["verdicts"]] == ["yes", "no"]  # Mastra's polarity
+    assert result.score == 0.5 and result.prob_score == pytest.approx((0.8 + 0.1) / 2)
+    assert HallucinationVerdict.model_json_schema()["properties"]["verdict"]["enum"] == ["supported", "unsupported"]
+    assert "- unsupported: It was built in 1925." in (result.generate_reason_prompt or "")
+
+
 @pytest.mark.parametrize(("factory", "label", "expected"),
                          [(hallucination_scorer, "yes", 1.0), (faithfulness_scorer, "yes", 1.0),
                           (hallucination_scorer, "no", 0.0)])
@@ -190,7 +212,7 @@ def test_a_terse_answer_is_one_claim_read_with_its_question(factory, label: str,
                                                             fake_judge: FakeJudgeFactory) -> None:
     """No claims step: asked to restate "25 June 1961" as sentences, a judge writes in the
     question's facts (often wrongly) and then finds its own rewrite unsupported."""
-    judge = fake_judge(HallucinationVerdicts=[verdicts(label)], FaithfulnessVerdicts=[verdicts(label)])
+    judge = fake_judge(HallucinationVerdicts=[in_words(label)], FaithfulnessVerdicts=[verdicts(label)])
     result = factory(judge).run({**RUN, "input": "When was  it\nbuilt?", "output": " 25 June 1961 "})
     claim = 'The answer to "When was it built?" is: 25 June 1961.'
     assert result.preprocess_step_result == {"claims": [claim], "terse": True}
@@ -212,7 +234,7 @@ def test_which_outputs_are_terse(question: str, output: str, claim: str | None) 
 
 def test_a_binding_cap_is_stated_in_the_result(fake_judge: FakeJudgeFactory) -> None:
     judge = fake_judge(Claims=[{"claims": ["Paris is big.", "Paris is old."]}],
-                       HallucinationVerdicts=[verdicts("no", "no")])
+                       HallucinationVerdicts=[in_words("no", "no")])
     result = hallucination_scorer(judge).run({**RUN, "output": "Paris is big and old."})
     assert result.preprocess_step_result == {"claims": ["Paris is big.", "Paris is old."], "claim_cap": 2}
     assert result.score == 0.0
@@ -227,7 +249,7 @@ def test_the_claims_prompt_keeps_opinions_and_leaves_the_question_out() -> None:
 def test_repeated_claims_are_judged_once(fake_judge: FakeJudgeFactory) -> None:
     judge = fake_judge(
         Claims=[{"claims": ["Paris is big.", "paris  is big.", "It rains."]}],
-        HallucinationVerdicts=[verdicts("no", "yes")],
+        HallucinationVerdicts=[in_words("no", "yes")],
         Reason=[{"reason": "r"}],
     )
     result = hallucination_scorer(judge).run(RUN)

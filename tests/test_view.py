@@ -61,9 +61,9 @@ def scripted_judge():  # type: ignore[no-untyped-def]
         return {"claims": [_payload(prompt) or where, "It was completed in 1889."]}
 
     def verdicts(prompt: ChatPrompt) -> object:
-        first = "no" if "The tower is in Paris." in _text(prompt) else "yes"
+        first = "supported" if "The tower is in Paris." in _text(prompt) else "unsupported"
         return {"verdicts": [{"verdict": first, "reason": _payload(prompt) or "checked"},
-                             {"verdict": "no", "reason": "the context says 1889"}]}
+                             {"verdict": "supported", "reason": "the context says 1889"}]}
 
     return make_fake_judge(Claims=claims, HallucinationVerdicts=verdicts,
                            Reason=lambda prompt: {"reason": _payload(prompt) or "ok"})

@@ -148,13 +148,16 @@ def render_claim_check(sample: Sample, results: Results) -> str:
     return claim_check_prompt("\n".join(sample.context or ()), claims_of(results), sample.input)
 
 
-def attach_claims(key: str) -> Any:
-    """A step `finish` that checks one verdict per claim and writes each claim into its verdict."""
+def attach_claims(key: str, labels: Mapping[str, str] | None = None) -> Any:
+    """A step `finish` that checks one verdict per claim and writes each claim into its verdict
+    (with `labels`, each judge label becomes its result label)."""
 
     def finish(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
         claims, verdicts = claims_of(results), parsed["verdicts"]
         if len(verdicts) != len(claims):
             raise UnscorableError(f"judge gave {len(verdicts)} verdicts for {len(claims)} claims")
+        if labels:
+            verdicts = [{**v, "verdict": labels[v["verdict"]]} for v in verdicts]
         return {"verdicts": [{key: c, **v} for c, v in zip(claims, verdicts, strict=True)]}
 
     return finish
@@ -195,6 +198,7 @@ def claim_verdict_scorer(
     context: ContextArg,
     get_context: Callable[..., Any] | None,
     fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None,
+    labels: Mapping[str, str] | None = None,
 ) -> Scorer:
     """A claims-then-verdicts scorer; its score is the share of claims whose verdict is `counted`.
 
@@ -208,6 +212,10 @@ def claim_verdict_scorer(
         meaning: The reason step's words on what the score means (``lower is better...``).
         positive, higher_is_better: What a high score means, and its direction (see `Scorer`).
         if_empty, if_no_claims: (fraction, reason) for an empty output and for no claims.
+        labels: The words the judge answers with, to the result's labels, where the result's
+            would mislead a judge: hallucination's ``yes`` means hallucinated (Mastra's
+            polarity), which judges read as "yes, supported", so its judge answers
+            ``supported`` / ``unsupported``. The example's answer is in the judge's words.
     """
 
     scale = check_scale(scale)
@@ -227,23 +235,28 @@ def claim_verdict_scorer(
         return sum(v["verdict"] == counted for v in found) / len(found)
 
     def prob_score(results: Results, label_probs: Mapping[str, Any]) -> float | None:
-        return mean_label_prob(label_probs["analyze"], counted, len(results["analyze_step_result"]["verdicts"]))
+        return mean_label_prob(label_probs["analyze"], judge_counted, len(results["analyze_step_result"]["verdicts"]))
 
     def summary(run: Sample, results: Results) -> str:
+        shown = [{**v, "verdict": in_words.get(v["verdict"], v["verdict"])}  # in the judge's words
+                 for v in results["analyze_step_result"]["verdicts"]]
         return (
             f"Score: {results['score']:g} (from 0 to {scale:g}; {meaning}).\n"
-            f"Verdicts on the output's claims:\n{verdict_lines(results['analyze_step_result']['verdicts'], subject)}\n"
+            f"Verdicts on the output's claims:\n{verdict_lines(shown, subject)}\n"
             "Explain the score: which claims the context supports, and which it contradicts or does not mention."
         )
 
-    answer = json.loads(example.answer)["verdicts"]
+    in_words = {result: word for word, result in (labels or {}).items()}  # result label -> the judge's word
+    judge_counted = in_words.get(counted, counted)
+    answer = [{**v, "verdict": (labels or {}).get(v["verdict"], v["verdict"])}
+              for v in json.loads(example.answer)["verdicts"]]
     example_run = Sample("example", example.question, " ".join(example.claims), (example.context,))
     example_results: Results = {"analyze_step_result": {"verdicts": [
         {subject: c, **v} for c, v in zip(example.claims, answer, strict=True)]}}
     example_results["score"] = round(score(example_run, example_results) * scale, 2)
 
     analyze = JudgeStep(instructions=instructions, prompt=render_claim_check, schema=schema,
-                        examples=(example.analyze_turn(),), finish=attach_claims(subject))
+                        examples=(example.analyze_turn(),), finish=attach_claims(subject, labels))
     return (
         create_scorer(name, judge=judge, version=version, scale=scale, needs_context=True, context=context,
                       get_context=get_context, fallback_context=fallback_context, shortcut=shortcut,

@@ -3,7 +3,9 @@
 Inputs: `output` (judged) and `context` (required: run field, `context=` or `get_context=`).
 Steps: preprocess extracts the output's claims (a terse output, at most 4 words, is one claim
 read with its question, by rule); analyze gives one verdict per claim, where
-``yes`` means hallucinated (contradicted by, or not supported by, the context).
+``yes`` means hallucinated (contradicted by, or not supported by, the context). The judge
+answers in words, ``unsupported`` / ``supported``, mapped to Mastra's ``yes`` / ``no``: asked
+for ``yes`` = hallucinated, judges answer "yes" where the context supports the claim.
 Score: hallucinated claims / claims x scale. Lower is better. Empty output or no claims -> 0.
 ``mode="direct"``: one yes/no question on the whole output instead (see `localjudge.scorers.direct`).
 """
@@ -21,13 +23,18 @@ from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.scorers.direct import Question, check_mode, direct_scorer
 from localjudge.steps import ContextArg
 
-VERSION = "hallucination-v5"
+VERSION = "hallucination-v6"
 DIRECT_VERSION = "hallucination-direct-v1"
 
 
 class HallucinationVerdict(Strict):
-    verdict: Literal["yes", "no"]
+    """The judge's verdict on one claim, in words (the result says ``yes`` for ``unsupported``)."""
+
+    verdict: Literal["supported", "unsupported"]
     reason: ReasonText
+
+
+LABELS = {"unsupported": "yes", "supported": "no"}  # the judge's words -> Mastra's labels (yes = hallucinated)
 
 
 class HallucinationVerdicts(Strict):
@@ -35,11 +42,11 @@ class HallucinationVerdicts(Strict):
 
 
 ANALYZE_SYSTEM = f"""You check whether claims are hallucinated, judging only by the given context.
-For each claim answer verdict "yes" (hallucinated) or "no" (not hallucinated), then a short reason.
-- "yes": the claim contradicts the context, or the context does not support it.
-- "no": the context supports the claim.
-- Subjective claims are "yes" unless the context supports them.
-- Speculative wording ("may", "probably") about facts the context states is fine: "no".
+For each claim answer verdict "supported" or "unsupported", then a short reason.
+- "supported": the context supports the claim.
+- "unsupported": the claim contradicts the context, or the context does not support it (hallucinated).
+- Subjective claims are "unsupported" unless the context supports them.
+- Speculative wording ("may", "probably") about facts the context states is fine: "supported".
 - Judge approximate numbers with the precision their scale suggests.
 Give exactly one verdict per claim, in the claims' order.
 {DATA_NOTE}"""
@@ -49,8 +56,10 @@ EXAMPLE = ClaimExample(
     context="The Eiffel Tower in Paris was completed in 1889 and is 330 metres tall.",
     claims=["The Eiffel Tower is in Paris.", "It was completed in 1925.", "It is about 330 metres tall.",
             "It is the most visited monument in the world."],
-    answer='{"verdicts":[{"verdict":"no","reason":"Paris is stated."},{"verdict":"yes","reason":"1889, not 1925."},'
-           '{"verdict":"no","reason":"Matches 330 metres."},{"verdict":"yes","reason":"Visitors are not mentioned."}]}',
+    answer='{"verdicts":[{"verdict":"supported","reason":"Paris is stated."},'
+           '{"verdict":"unsupported","reason":"1889, not 1925."},'
+           '{"verdict":"supported","reason":"Matches 330 metres."},'
+           '{"verdict":"unsupported","reason":"Visitors are not mentioned."}]}',
     reason="Two of the four claims are not backed by the context: it says the tower was completed in 1889, not "
            "1925, and it says nothing about visitor numbers. That it is in Paris and about 330 metres tall "
            "matches the context.",
@@ -94,11 +103,11 @@ def hallucination_scorer(
         "hallucination", judge, version=VERSION, verdict=HallucinationVerdict, verdicts=HallucinationVerdicts,
         instructions=ANALYZE_SYSTEM, example=EXAMPLE, subject="statement", counted="yes",
         meaning="lower is better; the share of the output's claims that the context does not "
-                "support, yes = hallucinated",
+                "support, unsupported = hallucinated",
         positive="hallucinated", higher_is_better=False,
         if_empty=IF_EMPTY,
         if_no_claims=(0.0, "The output makes no factual claims, so none of it is hallucinated."),
-        scale=scale, context=context, get_context=get_context,
+        scale=scale, context=context, get_context=get_context, labels=LABELS,
     )
 
 
