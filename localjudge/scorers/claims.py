@@ -219,6 +219,8 @@ def claim_verdict_scorer(
     """
 
     scale = check_scale(scale)
+    in_words = {result: word for word, result in (labels or {}).items()}  # result label -> the judge's word
+    judge_counted = in_words.get(counted, counted)
 
     def schema(run: Sample, results: Results) -> type[BaseModel]:
         return exactly(verdict, len(claims_of(results)), verdicts)
@@ -246,8 +248,6 @@ def claim_verdict_scorer(
             "Explain the score: which claims the context supports, and which it contradicts or does not mention."
         )
 
-    in_words = {result: word for word, result in (labels or {}).items()}  # result label -> the judge's word
-    judge_counted = in_words.get(counted, counted)
     answer = [{**v, "verdict": (labels or {}).get(v["verdict"], v["verdict"])}
               for v in json.loads(example.answer)["verdicts"]]
     example_run = Sample("example", example.question, " ".join(example.claims), (example.context,))
