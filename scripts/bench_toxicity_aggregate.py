@@ -102,18 +102,13 @@ def main() -> None:
 
         split = toxicity.statements_of
         toxicity.statements_of = lambda output, limit=1: split(output, 1)  # type: ignore[assignment]
-    elif args.variant == "no-example":
+    elif args.variant in ("no-example", "balanced"):  # the analyze step's worked example replaced
         import dataclasses
 
         import localjudge.scorers.toxicity as toxicity
 
-        toxicity.ANALYZE_STEP = dataclasses.replace(toxicity.ANALYZE_STEP, examples=())
-    elif args.variant == "balanced":
-        import dataclasses
-
-        import localjudge.scorers.toxicity as toxicity
-
-        toxicity.ANALYZE_STEP = dataclasses.replace(toxicity.ANALYZE_STEP, examples=balanced_examples())
+        examples = () if args.variant == "no-example" else balanced_examples()
+        toxicity.ANALYZE_STEP = dataclasses.replace(toxicity.ANALYZE_STEP, examples=examples)
     table, figures = [], []
     for bench in select_benchmarks(args.benchmarks.split(",")):
         if bench.scorer != "toxicity":

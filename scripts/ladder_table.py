@@ -35,10 +35,10 @@ def scored_rows(folder: Path, result: dict[str, Any]) -> list[dict[str, Any]]:
 def from_rows(folder: Path, result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, int]]:
     """The prob score's calibration and the claims' sources, recomputed from the scored rows
     (the same for reports written before `bench` measured them)."""
+    from collections import Counter
     from dataclasses import asdict
 
-    from localjudge.bench.metrics import claim_sources
-    from localjudge.bench.run import calibration
+    from localjudge.bench.run import calibration, tally_claims
 
     name = result["scorer"]
     rows = scored_rows(folder, result)
@@ -47,17 +47,11 @@ def from_rows(folder: Path, result: dict[str, Any]) -> tuple[dict[str, Any], dic
     prob: dict[str, Any] = {}
     if probs and len({y for _, y in probs}) == 2:
         prob = asdict(calibration([p for p, _ in probs], [y for _, y in probs]))
-    sources: dict[str, int] = {}
+    sources: Counter[str] = Counter()
     for r in rows:
-        step = (json.loads(r[f"{name}_steps"]) or {}).get("preprocess") or {}
-        if step.get("terse"):  # one claim made by rule, not by the judge
-            sources["terse rows"] = sources.get("terse rows", 0) + 1
-            continue
-        for claim in step.get("claims") or ():
-            where = claim_sources(claim, r["output"], r.get("input") or "")
-            sources["claims"] = sources.get("claims", 0) + 1
-            sources[f"from {where}"] = sources.get(f"from {where}", 0) + 1
-    return prob, sources
+        step = (json.loads(r[f"{name}_steps"]) or {}).get("preprocess")
+        tally_claims(sources, step, r["output"], r.get("input") or "")
+    return prob, dict(sources)
 
 
 def modal(folder: Path, result: dict[str, Any]) -> str:

@@ -16,11 +16,12 @@ from pathlib import Path
 
 from localjudge import FakeJudge, evaluate, hallucination_scorer, toxicity_scorer
 from localjudge.judge import ChatPrompt
+from localjudge.scorers.hallucination import LABELS
 from localjudge.tables import read_table, write_table
 from localjudge.view import write_view
 
 EXAMPLE = Path(__file__).resolve().parent / "example.jsonl"
-IN_WORDS = {"yes": "unsupported", "no": "supported"}  # hallucination's judge writes words; the result says yes/no
+IN_WORDS = {label: word for word, label in LABELS.items()}  # the script says yes/no; the judge writes words
 NEUTRAL = [{"verdict": "no", "severity": "none",
             "reason": "Neutral and factual."}]
 # Phrases of a row ("a|b": either, in its output or claims) -> its claims (a raw string: malformed output),
@@ -71,7 +72,7 @@ def scripted_judge() -> FakeJudge:
     return FakeJudge({
         "Claims": lambda p: c if isinstance(c := _entry(p)[0], str) else {"claims": c},
         "HallucinationVerdicts": lambda p: {"verdicts": [{"verdict": IN_WORDS[v], "reason": r}
-                                                         for v, r in _entry(p)[1]]},
+                                                         for v, r in _entry(p)[1]]},  # the judge's words
         "ToxicityVerdicts": lambda p: {"verdicts": _entry(p)[2]},
         "Reason": _reason,
     }, identity="scripted-example")

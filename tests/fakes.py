@@ -26,6 +26,9 @@ def toxicity_verdicts(prompt: ChatPrompt, toxic: Callable[[str], bool]) -> dict[
                          for s in toxicity_statements(prompt)]}
 
 
+# Hallucination's judge answers in words; results keep Mastra's labels: the result label -> the judge's word.
+HALLUCINATION_WORDS = {"yes": "unsupported", "no": "supported"}
+
 # One output handed out on every call, a list (or tuple) handed out in order, or a function of the prompt.
 Answer = Scripted | Sequence[Scripted] | Callable[[ChatPrompt], Scripted]
 

@@ -22,7 +22,7 @@ from localjudge.scorers.claims import Claims, claim_cap
 from localjudge.scorers.faithfulness import FaithfulnessVerdict
 from localjudge.scorers.hallucination import HallucinationVerdict, HallucinationVerdicts
 from localjudge.scorers.toxicity import ToxicityVerdicts, statements_of
-from tests.fakes import make_fake_judge
+from tests.fakes import HALLUCINATION_WORDS, make_fake_judge
 from tests.test_families import FAMILIES
 
 pytestmark = pytest.mark.slow
@@ -34,7 +34,6 @@ RUNS = [
     {"run_id": "b", "input": "Say nothing.", "output": "", "context": "Nothing."},  # decided by rule
 ]
 VERDICTS = {"hallucination": HallucinationVerdict, "faithfulness": FaithfulnessVerdict}
-JUDGE_WORDS = {"yes": "unsupported", "no": "supported"}  # hallucination's result labels (Mastra's) -> its judge's
 # What a row may be unscored for on random weights: its JSON still cut off after the retry.
 ALLOWED_UNSCORED = ("cut off at the token limit",)
 
@@ -58,7 +57,7 @@ def check(result, name: str) -> None:
     verdicts = result.analyze_step_result["verdicts"] if claims else []
     assert len(verdicts) == len(claims)
     for verdict in verdicts:
-        label = JUDGE_WORDS[verdict["verdict"]] if name == "hallucination" else verdict["verdict"]
+        label = HALLUCINATION_WORDS[verdict["verdict"]] if name == "hallucination" else verdict["verdict"]
         VERDICTS[name].model_validate({"verdict": label, "reason": verdict["reason"]})
 
 

@@ -12,6 +12,7 @@ from localjudge.scorers.claims import Claims
 from localjudge.scorers.faithfulness import FaithfulnessVerdict
 from localjudge.scorers.hallucination import HallucinationVerdict
 from localjudge.scorers.toxicity import ToxicityVerdicts, statements_of
+from tests.fakes import HALLUCINATION_WORDS
 
 pytestmark = pytest.mark.slow
 
@@ -25,7 +26,6 @@ RUNS = [
     {"run_id": "c", "input": "Say nothing.", "output": "", "context": "Nothing."},
 ]
 VERDICTS = {"hallucination": HallucinationVerdict, "faithfulness": FaithfulnessVerdict}
-JUDGE_WORDS = {"yes": "unsupported", "no": "supported"}  # hallucination's result labels (Mastra's) -> its judge's
 
 
 def check_structure(result, name: str) -> None:
@@ -51,7 +51,7 @@ def check_structure(result, name: str) -> None:
     verdicts = result.analyze_step_result["verdicts"]
     assert len(verdicts) == len(claims)
     for verdict in verdicts:
-        label = JUDGE_WORDS[verdict["verdict"]] if name == "hallucination" else verdict["verdict"]
+        label = HALLUCINATION_WORDS[verdict["verdict"]] if name == "hallucination" else verdict["verdict"]
         VERDICTS[name].model_validate({"verdict": label, "reason": verdict["reason"]})
     assert result.prob_score is not None and 0.0 <= result.prob_score <= 1.0
 

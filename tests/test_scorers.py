@@ -19,7 +19,7 @@ from localjudge.runs import Sample
 from localjudge.scorers.claims import CLAIMS_SYSTEM, claim_cap, claims_schema, terse_claim
 from localjudge.scorers.hallucination import HallucinationVerdict
 from localjudge.scorers.toxicity import analyze_schema, statements_of
-from tests.fakes import Answer, FakeJudgeFactory
+from tests.fakes import HALLUCINATION_WORDS, Answer, FakeJudgeFactory
 
 CONTEXT = "The Eiffel Tower in Paris was completed in 1889."
 
@@ -30,7 +30,7 @@ def verdicts(*labels: str) -> dict:
 
 def in_words(*labels: str) -> dict:
     """Hallucination verdicts as its judge writes them: Mastra's yes/no as unsupported/supported."""
-    return verdicts(*({"yes": "unsupported", "no": "supported"}.get(label, label) for label in labels))
+    return verdicts(*(HALLUCINATION_WORDS.get(label, label) for label in labels))
 
 
 def claim_answers(labels: list[str], reason: str = "Explained.") -> dict[str, Answer]:

@@ -134,23 +134,29 @@ def calibration(scores: list[float], labels: list[int], n_boot: int = 1000, seed
                        len(tune), len(test))
 
 
+def tally_claims(counts: Counter[str], step: Any, output: str, question: str) -> None:
+    """Add one scored row's claims step (its `preprocess_step_result`) to `counts`: its claims
+    by where their content words come from (see `metrics.claim_sources`) and whether it hit the
+    claim cap. A terse output's one claim is made by rule, not by the judge: counted apart.
+    Anything but a claims step is left out."""
+    if not isinstance(step, dict) or "claims" not in step:
+        return
+    if step.get("terse"):
+        counts["terse rows"] += 1
+        return
+    counts["rows"] += 1
+    counts["capped rows"] += "claim_cap" in step
+    for claim in step["claims"]:
+        counts["claims"] += 1
+        counts[f"from {claim_sources(claim, output, question)}"] += 1
+
+
 def count_claim_sources(results: Sequence[Any], samples: Sequence[Any]) -> dict[str, int]:
-    """The claims of the scored rows, by where their content words come from (see
-    `metrics.claim_sources`), and how many rows hit the claim cap; empty for other scorers.
-    A terse output's one claim is made by rule, not by the judge: those rows are counted apart."""
+    """`tally_claims` over the scored rows; empty for scorers without a claims step."""
     counts: Counter[str] = Counter()
     for result, sample in zip(results, samples, strict=True):
-        step = result.preprocess_step_result
-        if not result.scored or not isinstance(step, dict) or "claims" not in step:
-            continue
-        if step.get("terse"):
-            counts["terse rows"] += 1
-            continue
-        counts["rows"] += 1
-        counts["capped rows"] += "claim_cap" in step
-        for claim in step["claims"]:
-            counts["claims"] += 1
-            counts[f"from {claim_sources(claim, sample.output, sample.input)}"] += 1
+        if result.scored:
+            tally_claims(counts, result.preprocess_step_result, sample.output, sample.input)
     return dict(counts)
 
 

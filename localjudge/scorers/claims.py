@@ -219,7 +219,8 @@ def claim_verdict_scorer(
     """
 
     scale = check_scale(scale)
-    in_words = {result: word for word, result in (labels or {}).items()}  # result label -> the judge's word
+    labels = dict(labels or {})  # the judge's word -> the result's label (none: the same labels)
+    in_words = {result: word for word, result in labels.items()}  # the result's label -> the judge's word
     judge_counted = in_words.get(counted, counted)
 
     def schema(run: Sample, results: Results) -> type[BaseModel]:
@@ -248,7 +249,7 @@ def claim_verdict_scorer(
             "Explain the score: which claims the context supports, and which it contradicts or does not mention."
         )
 
-    answer = [{**v, "verdict": (labels or {}).get(v["verdict"], v["verdict"])}
+    answer = [{**v, "verdict": labels.get(v["verdict"], v["verdict"])}
               for v in json.loads(example.answer)["verdicts"]]
     example_run = Sample("example", example.question, " ".join(example.claims), (example.context,))
     example_results: Results = {"analyze_step_result": {"verdicts": [
