@@ -54,6 +54,15 @@ class Generation:
     error_kind: ErrorKind | None = None
 
 
+def too_long(prompt_tokens: int, max_new_tokens: int, context_window: int) -> Generation | None:
+    """The unscored answer for a prompt whose tokens plus the answer's budget do not fit the
+    context window; None when it fits. Every backend checks this before generating."""
+    if prompt_tokens + max_new_tokens <= context_window:
+        return None
+    return Generation("", error=f"prompt of {prompt_tokens} tokens plus {max_new_tokens} to generate {TOO_LONG} "
+                      f"of {context_window} tokens", error_kind="too_long")
+
+
 @runtime_checkable
 class Judge(Protocol):
     """A local model that answers chat prompts in JSON following a schema, a batch at a time."""

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 from outlines.processors.base_logits_processor import OutlinesLogitsProcessor
 
+from localjudge.grammar import CONTEXT_TOKENS, label_mass, label_quote, piece_after, triggers
 from localjudge.repetition import StringTracker
 
 log = logging.getLogger(__name__)
@@ -61,7 +62,7 @@ class RowGrammars:
                 raise ValueError(f"invalid grammar: {matcher.get_error()}")
         self.executor = llguidance.LLExecutor()
         self.tokenizer = tokenizer
-        self.triggers = [{f'"{key}":': labels for key, labels in fields.items()} for fields in literal_fields]
+        self.triggers = [triggers(fields) for fields in literal_fields]
         self.tails = ["" for _ in grammars]  # last characters generated per row
         self.recent: list[list[int]] = [[] for _ in grammars]  # last tokens per row, to decode in context
         self.closers = closers
@@ -88,16 +89,10 @@ class RowGrammars:
             self.strings[row].feed(piece)
 
     def piece(self, row: int, token: int) -> str:
-        """The text `token` adds after the row's previous tokens. Decoding it alone loses what
-        depends on its neighbours: a SentencePiece tokenizer (Mistral, Gemma, Llama 2) drops the
-        word-leading space of a lone token, so "toy toy toy" would read "toytoytoy" and the
-        repetition guard would never see words."""
+        """The text `token` adds after the row's previous tokens (see `grammar.piece_after`)."""
         before = self.recent[row]
-        self.recent[row] = (before + [token])[-4:]
-        if not before:
-            return str(self.tokenizer.decode([token]))
-        head = self.tokenizer.decode(before)
-        return str(self.tokenizer.decode(before + [token]))[len(head):]
+        self.recent[row] = (before + [token])[-CONTEXT_TOKENS:]
+        return piece_after(self.tokenizer, before, token)
 
     def forced(self, row: int, limit: int) -> list[int]:
         """Up to `limit` tokens the row's grammar forces next (JSON structure, a key): drafts
@@ -144,8 +139,7 @@ class RowGrammars:
         logits = logits.masked_fill(~allowed, float("-inf"))
         tail = self.tails[row]
         for trigger, labels in self.triggers[row].items():
-            # The label's first token may or may not carry the opening quote.
-            quote = "" if tail.endswith(trigger + '"') else '"' if tail.endswith(trigger) else None
+            quote = label_quote(tail, trigger)  # the label's first token may carry the opening quote
             if quote is not None:
                 probs = self._label_probs(logits, allowed, labels, quote)
                 if probs:
@@ -155,22 +149,12 @@ class RowGrammars:
     def _label_probs(
         self, logits: torch.Tensor, allowed: torch.Tensor, labels: tuple[str, ...], quote: str
     ) -> dict[str, float] | None:
-        """Probability of each label: the softmax mass of allowed tokens that begin it.
-
-        None when no allowed token starts a label (the grammar only allows the quote here).
-        """
+        """Probability of each label: the softmax mass of allowed tokens that begin it
+        (`grammar.label_mass`). None when no allowed token starts a label."""
         ids = allowed.nonzero().flatten()
         probs = torch.softmax(logits[ids].float(), dim=-1).tolist()
-        mass = dict.fromkeys(labels, 0.0)
-        for token_id, p in zip(ids.tolist(), probs, strict=True):
-            piece = self.tokenizer.decode([token_id])
-            if not piece.startswith(quote) or not (piece := piece[len(quote):]):
-                continue
-            for label in labels:
-                if label.startswith(piece) or piece.startswith(label):
-                    mass[label] += p
-        total = sum(mass.values())
-        return {label: round(m / total, 6) for label, m in mass.items()} if total > 0 else None
+        return label_mass(((self.tokenizer.decode([t]), p) for t, p in zip(ids.tolist(), probs, strict=True)),
+                          labels, quote)
 
 
 class RowGrammarProcessor(OutlinesLogitsProcessor):

@@ -20,7 +20,8 @@ import torch
 from pydantic import BaseModel
 
 from localjudge import chat_template
-from localjudge.judge import TOO_LONG, ChatPrompt, Generation, JudgeOutOfMemory
+from localjudge.grammar import closer_ids, grammar_spec, literal_fields
+from localjudge.judge import ChatPrompt, Generation, JudgeOutOfMemory, too_long
 from localjudge.model_files import check_model_dir
 from localjudge.processor import RowGrammarProcessor, RowGrammars
 from localjudge.repetition import MAX_REPEAT_WORDS
@@ -29,22 +30,6 @@ if TYPE_CHECKING:  # the decode loop imports transformers: only once a model is 
     from localjudge.decode import DecodeStats
 
 log = logging.getLogger(__name__)
-
-
-def _literal_fields(schema: dict[str, Any], defs: dict[str, Any] | None = None) -> dict[str, tuple[str, ...]]:
-    """Every property of a JSON schema whose values are an enum of strings: name -> labels."""
-    defs = schema.get("$defs", {}) if defs is None else defs
-    found: dict[str, tuple[str, ...]] = {}
-    for name, prop in schema.get("properties", {}).items():
-        labels = prop.get("enum", [prop["const"]] if "const" in prop else [])
-        if labels:
-            found[name] = tuple(sorted(set(found.get(name, ())) | set(labels)))
-        items = prop.get("items", {})
-        for node in [prop, items, *items.get("oneOf", []), *items.get("anyOf", [])]:
-            if "$ref" in node:
-                for key, more in _literal_fields(defs[node["$ref"].rsplit("/", 1)[-1]], defs).items():
-                    found[key] = tuple(sorted(set(found.get(key, ())) | set(more)))
-    return found
 
 
 def declared_context(config: Any, tokenizer: Any) -> int | None:
@@ -253,9 +238,7 @@ class TransformersJudge:
         if self._closers is None:
             size = max(self.model.config.get_text_config(decoder=True).vocab_size, len(self.tokenizer))
             closers = torch.zeros(size, dtype=torch.bool)
-            for token_id in range(len(self.tokenizer)):
-                if self.tokenizer.decode([token_id]).startswith('"'):
-                    closers[token_id] = True
+            closers[closer_ids(self.tokenizer)] = True
             self._closers = closers
         return self._closers
 
@@ -268,10 +251,9 @@ class TransformersJudge:
         if schema not in self._grammars:
             import llguidance
 
-            json_schema = schema.model_json_schema()
-            spec = {**json_schema, "x-guidance": {"whitespace_flexible": False, "coerce_one_of": True}}
+            spec = grammar_spec(schema)
             grammar = llguidance.LLMatcher.grammar_from_json_schema(json.dumps(spec))
-            self._grammars[schema] = (grammar, _literal_fields(json_schema))
+            self._grammars[schema] = (grammar, literal_fields(spec))
         return self._grammars[schema]
 
     def render(self, prompt: ChatPrompt) -> str:
@@ -313,12 +295,8 @@ class TransformersJudge:
         results: list[Generation | None] = [None] * len(prompts)
         fit = []
         for i, ids in enumerate(token_ids):
-            if len(ids) + max_new_tokens > self.context_window:
-                results[i] = Generation(
-                    "", error=f"prompt of {len(ids)} tokens plus {max_new_tokens} to generate {TOO_LONG} "
-                    f"of {self.context_window} tokens", error_kind="too_long",
-                )
-            else:
+            results[i] = too_long(len(ids), max_new_tokens, self.context_window)
+            if results[i] is None:
                 fit.append(i)
         if fit:
             try:

@@ -18,10 +18,13 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "localjudge"
 RINGS = {"core": 0, "bench": 1, "cli": 2}
-BACKEND = {"localjudge.transformers_judge", "localjudge.processor", "localjudge.decode"}
-# heavy, so they may be imported in a function: the backend (torch), the bench run and the CLI's
-# commands (numpy, matplotlib)
-DEFERRED = {"localjudge.transformers_judge", "localjudge.decode", "localjudge.bench.run", "localjudge.cli.main"}
+# the engines (torch; vLLM) and the module that chooses between them
+BACKEND = {"localjudge.transformers_judge", "localjudge.processor", "localjudge.decode", "localjudge.vllm_judge",
+           "localjudge.vllm_guard", "localjudge.engines"}
+# heavy, so they may be imported in a function: the engines (torch, vLLM), the bench run and the
+# CLI's commands (numpy, matplotlib)
+DEFERRED = {"localjudge.transformers_judge", "localjudge.decode", "localjudge.vllm_judge", "localjudge.bench.run",
+            "localjudge.cli.main"}
 
 
 def module_name(path: Path) -> str:

@@ -380,7 +380,7 @@ def fake_cli_judge(monkeypatch: pytest.MonkeyPatch, fake_judge: FakeJudgeFactory
     """Make the CLI build a fake judge instead of loading a model; records each one built."""
     built: list[FakeJudge] = []
 
-    def build(args: Any, device_map: Any = None) -> FakeJudge:
+    def build(args: Any, device: Any = None) -> FakeJudge:
         built.append(fake_judge(SCORES_ONE))
         return built[-1]
 

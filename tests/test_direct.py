@@ -122,7 +122,7 @@ def test_cli_score_and_sweep_take_the_mode(tmp_path, monkeypatch, fake_judge: Fa
 
     data, out = tmp_path / "rows.jsonl", tmp_path / "out.jsonl"
     data.write_text('{"input": "q", "output": "You idiot."}\n', encoding="utf-8")
-    monkeypatch.setattr(shared, "build_judge", lambda args, device_map=None: fake_judge())
+    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: fake_judge())
     argv = ["--quiet", "score", "--model", "m", "--scorer", "toxicity", "--data", str(data), "--out", str(out)]
     assert main([*argv, "--mode", "direct"]) == 0
     row = json.loads(out.read_text())

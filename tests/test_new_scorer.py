@@ -106,7 +106,7 @@ def test_a_new_scorer_runs_through_evaluate_and_bench(registered: None, tmp_path
 def test_a_new_scorer_runs_through_the_cli(registered: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str], fake_judge: FakeJudgeFactory) -> None:
     monkeypatch.setattr(shared, "build_judge",
-                        lambda args, device_map=None: fake_judge(BREVITY, identity="brevity-fake"))
+                        lambda args, device=None: fake_judge(BREVITY, identity="brevity-fake"))
     data = write_rows(tmp_path / "rows.jsonl")
     out = tmp_path / "scored.jsonl"
     assert main(["--quiet", "score", "--model", "unused", "--scorer", "brevity", "--data", str(data),

@@ -86,7 +86,7 @@ def test_cli_end_to_end_offline(block_network: list[str], tmp_path: Path, monkey
                                 fake_judge: FakeJudgeFactory) -> None:
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
-    monkeypatch.setattr(cli_shared, "build_judge", lambda args, device_map=None: fake_judge())
+    monkeypatch.setattr(cli_shared, "build_judge", lambda args, device=None: fake_judge())
     out = tmp_path / "out.jsonl"
     code = cli_main(["--quiet", "score", "--model", "unused", "--scorer", "hallucination,toxicity",
                      "--data", str(data), "--out", str(out)])
@@ -160,7 +160,7 @@ from localjudge.tables import read_table, write_table
 from tests.fakes import make_fake_judge
 
 data, out = Path(sys.argv[1]), Path(sys.argv[2])
-shared.build_judge = lambda args, device_map=None: make_fake_judge()
+shared.build_judge = lambda args, device=None: make_fake_judge()
 for source in sorted(data.iterdir()):
     judge = make_fake_judge()
     result = evaluate(read_table(source), [hallucination_scorer(judge), toxicity_scorer(judge)],

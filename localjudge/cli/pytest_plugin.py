@@ -4,8 +4,9 @@ Installed with the package (entry point ``pytest11``: ``localjudge``), so every 
 environment with localjudge has it. Importing it loads no model and no torch: the backend is
 imported by the `judge` fixture, the first time a test asks for it.
 
-- ``judge``: session fixture, `TransformersJudge.load` once per pytest run, from
-  ``--localjudge-model PATH`` or the ``LOCALJUDGE_MODEL`` environment variable (the flag wins).
+- ``judge``: session fixture, loaded once per pytest run, from ``--localjudge-model PATH`` or
+  the ``LOCALJUDGE_MODEL`` environment variable (the flag wins), on ``--localjudge-engine``
+  (``transformers``, the default, or ``vllm``).
   Override it in a ``conftest.py`` (a `FakeJudge`, another model) as any pytest fixture.
 - `assert_score`, `assert_scores`, `assert_result`: fail with the score, the bound, the claims,
   each verdict with its reason, the reason and the judge's identity. An unscored run always fails.
@@ -25,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from localjudge.engines import ENGINES, load_judge
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
 from localjudge.scorer import Scorer
@@ -36,6 +38,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("localjudge", "localjudge judge model (the `judge` fixture)")
     group.addoption("--localjudge-model", metavar="PATH", default=None,
                     help=f"local model directory or .gguf file for the `judge` fixture (default: ${ENV_MODEL})")
+    group.addoption("--localjudge-engine", metavar="ENGINE", default="transformers", choices=ENGINES,
+                    help="transformers (the default) or vllm")
     group.addoption("--localjudge-device-map", metavar="MAP", default=None,
                     help='"cpu", "cuda", "auto" (default: the first GPU if any, else the CPU)')
     group.addoption("--localjudge-dtype", metavar="DTYPE", default="auto",
@@ -52,12 +56,11 @@ def judge(pytestconfig: pytest.Config) -> Judge:
     if not path:
         pytest.fail(f"the `judge` fixture needs a local model: give --localjudge-model PATH or set {ENV_MODEL}",
                     pytrace=False)
-    from localjudge.transformers_judge import TransformersJudge  # heavy: torch, transformers, outlines
-
-    return TransformersJudge.load(pytestconfig.invocation_params.dir / Path(path),
-                                  device_map=pytestconfig.getoption("localjudge_device_map"),
-                                  dtype=pytestconfig.getoption("localjudge_dtype"),
-                                  max_context=pytestconfig.getoption("localjudge_max_context"))
+    return load_judge(pytestconfig.invocation_params.dir / Path(path),  # heavy: the engine loads here
+                      engine=pytestconfig.getoption("localjudge_engine"),
+                      device_map=pytestconfig.getoption("localjudge_device_map"),
+                      dtype=pytestconfig.getoption("localjudge_dtype"),
+                      max_context=pytestconfig.getoption("localjudge_max_context"))
 
 
 def scored(scorer: Scorer, runs: Sequence[Mapping[str, Any]]) -> list[ScoreResult]:

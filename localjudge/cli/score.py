@@ -46,7 +46,7 @@ def run_score(args: argparse.Namespace) -> int:
         store = ResultStore(Path(f"{args.out}.progress"), writer=f"rank-{rank}")
     elif world > 1:  # --no-resume: the ranks still hand their rows to rank 0, through a scratch folder
         store = ResultStore(scratch_dir(args.out), writer=f"rank-{rank}", fresh=True)
-    judge = shared.build_judge(args, device_map=distributed_device() if world > 1 else None)
+    judge = shared.build_judge(args, device=distributed_device() if world > 1 else None)
     scorers = build_scorers(names, judge, args.scale, args.mode)
     bars = Bars(len(dataset) if world == 1 else -(-len(dataset) // world), not args.quiet)
     try:

@@ -5,18 +5,17 @@ draws progress bars."""
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from localjudge.engines import ENGINES, EngineOptionError, load_judge, rank_gpus
 from localjudge.evaluate import Columns, ScorerSummary
 from localjudge.judge import Judge
 from localjudge.scorer import Scorer, check_scale
 from localjudge.scorers import build_scorer, get_scorer_factory
 from localjudge.scorers.direct import MODES
-
-if TYPE_CHECKING:
-    from localjudge.transformers_judge import TransformersJudge
 
 
 class CliError(Exception):
@@ -27,23 +26,39 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("model")
     group.add_argument("--model", required=True, metavar="PATH",
                        help="local model directory (safetensors) or .gguf file; never downloaded")
-    group.add_argument("--device-map", default=None,
-                       help='"cpu", "cuda", "auto" (shard over GPUs via accelerate); default: GPU if any')
+    group.add_argument("--engine", choices=ENGINES, default="transformers",
+                       help="transformers: localjudge's own decode loop, any model transformers loads (the default); "
+                            "vllm: vLLM's scheduler, for GPUs (needs the vllm extra; see docs)")
     group.add_argument("--dtype", default="auto",
-                       help='"auto" (float32 on CPU, the checkpoint\'s dtype on GPU), "bfloat16", ...')
-    group.add_argument("--threads", type=int, default=None, help="torch CPU threads")
+                       help='"auto" (transformers: float32 on CPU, the checkpoint\'s dtype on GPU; vllm: the '
+                            'checkpoint\'s), "bfloat16", ...')
+    group.add_argument("--threads", type=int, default=None, help="CPU threads (torch's; the vLLM CPU engine's cores)")
     group.add_argument("--max-context", type=int, default=None, metavar="TOKENS",
                        help="longest prompt + answer to run (default: the model's declared length; "
                             "needed when it declares none); longer rows are unscored")
-    group.add_argument("--decoder", choices=("loop", "generate"), default="loop",
-                       help="loop: localjudge's own greedy loop (finished rows leave the batch, forced tokens "
-                            "checked in one pass; the default); generate: transformers' generate, the fallback "
-                            "(same tokens)")
     group.add_argument("--max-rows", type=int, default=None, metavar="N",
-                       help="most rows decoded at once (default: the whole batch); with --batch-size above it, "
-                            "finished rows' places are taken by waiting ones (e.g. --batch-size 32 --max-rows 8)")
+                       help="most rows decoded at once (default: the whole batch; vllm: its max_num_seqs); with "
+                            "--batch-size above it, finished rows' places are taken by waiting ones")
     group.add_argument("--allow-pickle", action="store_true", help="accept pickle (.bin) weights: can run code")
     group.add_argument("--trust-remote-code", action="store_true", help="run code shipped with the model")
+    own = parser.add_argument_group("transformers engine")
+    own.add_argument("--device-map", default=None,
+                     help='"cpu", "cuda", "auto" (shard over GPUs via accelerate); default: GPU if any')
+    own.add_argument("--decoder", choices=("loop", "generate"), default=None,
+                     help="loop: localjudge's own greedy loop (finished rows leave the batch, forced tokens "
+                          "checked in one pass; the default); generate: transformers' generate, the fallback "
+                          "(same tokens)")
+    vllm = parser.add_argument_group("vllm engine")
+    vllm.add_argument("--tensor-parallel-size", type=int, default=None, metavar="N",
+                      help="GPUs one model is split over (tensor parallel)")
+    vllm.add_argument("--pipeline-parallel-size", type=int, default=None, metavar="N",
+                      help="stages the layers are split into, over GPUs or nodes")
+    vllm.add_argument("--gpu-memory-utilization", type=float, default=None, metavar="F",
+                      help="fraction of GPU memory vLLM may take (vLLM's default 0.9)")
+    vllm.add_argument("--distributed-executor-backend", choices=("mp", "ray"), default=None,
+                      help="mp: one node; ray: several nodes (start the Ray cluster first)")
+    vllm.add_argument("--enforce-eager", action="store_true", default=None,
+                      help="no torch.compile or CUDA graphs: starts faster, runs slower")
 
 
 def add_column_flags(parser: argparse.ArgumentParser) -> None:
@@ -77,29 +92,46 @@ def check_numbers(args: argparse.Namespace) -> None:
         raise ValueError(f"--max-rows must be at least 1, got {args.max_rows}")
 
 
-def set_threads(threads: int | None) -> None:
-    """torch's CPU thread count, a process-wide setting: only the commands set it."""
-    if threads:
-        import torch  # heavy: only when asked
+def set_threads(threads: int | None, engine: str = "transformers") -> None:
+    """CPU threads, a process-wide setting: only the commands set it. The transformers engine
+    runs in this process (torch's thread count); vLLM's CPU engine binds its own process to
+    cores (``VLLM_CPU_OMP_THREADS_BIND``, unless already set)."""
+    if not threads:
+        return
+    if engine == "vllm":
+        os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"0-{threads - 1}")
+        return
+    import torch  # heavy: only when asked
 
-        torch.set_num_threads(threads)
+    torch.set_num_threads(threads)
 
 
-def build_judge(args: argparse.Namespace, device_map: Any = None) -> TransformersJudge:
-    """The judge of the model flags (loads the model: torch, transformers)."""
-    from localjudge.transformers_judge import TransformersJudge  # heavy: only when a model is needed
+ENGINE_FLAGS = ("dtype", "max_context", "max_rows", "trust_remote_code", "allow_pickle", "device_map", "decoder",
+                "tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization",
+                "distributed_executor_backend", "enforce_eager")
 
-    set_threads(args.threads)
-    return TransformersJudge.load(
-        args.model,
-        device_map=device_map or args.device_map,
-        dtype=args.dtype,
-        trust_remote_code=args.trust_remote_code,
-        allow_pickle=args.allow_pickle,
-        max_context=args.max_context,
-        decoder=args.decoder,
-        max_rows=args.max_rows,
-    )
+
+def build_judge(args: argparse.Namespace, device: str | None = None) -> Judge:
+    """The judge of the model flags (loads the model and its engine). `device`: this process's
+    accelerator in a data-parallel run (``cuda:N``), where each rank runs its own engine."""
+    set_threads(args.threads, args.engine)
+    options = {flag: getattr(args, flag) for flag in ENGINE_FLAGS}
+    for flag in ("trust_remote_code", "allow_pickle"):
+        options[flag] = options[flag] or None  # store_true: False means "not given"
+    if device is not None:
+        if args.engine == "vllm":
+            if device.startswith("cuda"):  # the rank's GPUs, before its engine's processes start
+                per_rank = (args.tensor_parallel_size or 1) * (args.pipeline_parallel_size or 1)
+                local_rank = int(device.split(":")[1]) if ":" in device else 0
+                os.environ["CUDA_VISIBLE_DEVICES"] = rank_gpus(local_rank, per_rank,
+                                                               os.environ.get("CUDA_VISIBLE_DEVICES"))
+        else:
+            options["device_map"] = device
+    try:
+        return load_judge(args.model, engine=args.engine, **options)
+    except EngineOptionError as error:
+        raise CliError(f"--{error.option.replace('_', '-')} is a flag of the {error.owner} engine, "
+                       f"not of --engine {error.engine}") from None
 
 
 def columns_of(args: argparse.Namespace) -> Columns:

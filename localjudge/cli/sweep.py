@@ -10,8 +10,11 @@ A config (YAML or TOML) looks like::
     datasets:
       - {name: example, path: scripts/example.jsonl, context_col: context}
 
-Each model is loaded once; a model entry may set `device_map`, `dtype`, `threads`, `max_context`
-and `max_rows` (as the flags of `localjudge score`). A dataset entry may set `input_col`, `output_col`, `context_col`,
+Each model is loaded once; a model entry may set `engine` (``transformers`` or ``vllm``), `threads`
+and any option of its engine (as the flags of `localjudge score`): `dtype`, `max_context`,
+`max_rows`; `device_map`, `decoder` (transformers); `tensor_parallel_size`,
+`pipeline_parallel_size`, `gpu_memory_utilization`, `distributed_executor_backend`,
+`enforce_eager` (vllm). A dataset entry may set `input_col`, `output_col`, `context_col`,
 `id_col`, `limit`, `batch_size` and `scorers` (a subset to run on it). Every cell is resumable
 (`<out_dir>/<model>/<dataset>/<scorer>.jsonl` plus its `.progress/` log); the combined summary
 is written to `<out_dir>/summary.csv` and `summary.md`.
@@ -26,13 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.cli.shared import Bars, markdown_table, set_threads, summary_rows
+from localjudge.engines import OPTIONS, check_engine, load_judge
 from localjudge.evaluate import Columns, evaluate
 from localjudge.scorers import build_scorer, get_scorer_factory
 from localjudge.scorers.direct import check_mode
 from localjudge.store import ResultStore
 from localjudge.tables import read_table, write_table
 
-MODEL_KEYS = {"name", "path", "device_map", "dtype", "threads", "max_context", "max_rows"}
+MODEL_KEYS = {"name", "path", "engine", "threads"} | set().union(*OPTIONS.values())
 CELL_KEYS = {"name", "path", "input_col", "output_col", "context_col", "id_col", "limit", "batch_size", "scorers"}
 
 
@@ -68,6 +72,11 @@ def load_config(path: str | Path) -> dict[str, Any]:
         if not isinstance(entry, dict) or unknown or "path" not in entry:
             raise ValueError(f"{p}: model entry {entry!r}: needs 'path'; unknown keys {sorted(unknown)} "
                              f"(known: {', '.join(sorted(MODEL_KEYS))})")
+        options = {key: value for key, value in entry.items() if key not in ("name", "path", "engine", "threads")}
+        try:
+            check_engine(entry.get("engine", "transformers"), options)
+        except ValueError as error:
+            raise ValueError(f"{p}: model entry {entry!r}: {error}") from None
     for entry in config["datasets"]:
         unknown = set(entry) - CELL_KEYS
         if unknown or "path" not in entry:
@@ -83,8 +92,6 @@ def _scorer_spec(entry: Any) -> tuple[str, float, str]:
 
 
 def run_sweep(args: argparse.Namespace) -> int:
-    from localjudge.transformers_judge import TransformersJudge  # heavy: only when a sweep runs
-
     config = load_config(args.config)
     out_dir = Path(config["out_dir"])
     specs = [_scorer_spec(e) for e in config["scorers"]]
@@ -94,10 +101,10 @@ def run_sweep(args: argparse.Namespace) -> int:
     table: list[dict[str, Any]] = []
     for model in config["models"]:
         model_name = model.get("name") or Path(model["path"]).name
-        set_threads(model.get("threads"))
-        judge = TransformersJudge.load(model["path"], device_map=model.get("device_map"),
-                                       dtype=model.get("dtype", "auto"), max_context=model.get("max_context"),
-                                       max_rows=model.get("max_rows"))
+        engine = model.get("engine", "transformers")
+        set_threads(model.get("threads"), engine)
+        options = {key: value for key, value in model.items() if key not in ("name", "path", "engine", "threads")}
+        judge = load_judge(model["path"], engine=engine, **options)  # heavy: the engine loads here
         for data in config["datasets"]:
             data_name = data.get("name") or Path(data["path"]).stem
             dataset = read_table(data["path"])

@@ -1,0 +1,70 @@
+"""Choosing the engine a judge runs on: ``transformers`` (localjudge's own decode loop, any model
+transformers loads, CPU or GPU) or ``vllm`` (vLLM's scheduler: GPU workstations, several GPUs or
+nodes). The CLI, sweeps and the pytest plugin load judges through `load_judge`.
+
+Each engine takes its own options; giving one to the other engine is an error that names the
+option, never silently ignored. Light: the engine's heavy imports happen in its `load`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from localjudge.judge import Judge
+
+ENGINES = ("transformers", "vllm")
+COMMON = {"dtype", "max_context", "max_rows", "repeat_guard", "trust_remote_code", "allow_pickle"}
+OPTIONS = {
+    "transformers": COMMON | {"device_map", "prefix_cache", "decoder"},
+    "vllm": COMMON | {"tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization",
+                      "kv_cache_memory_bytes", "enforce_eager", "distributed_executor_backend", "load_format"},
+}
+
+
+class EngineOptionError(ValueError):
+    """An option given to an engine that does not take it."""
+
+    def __init__(self, option: str, engine: str) -> None:
+        owners = [name for name in ENGINES if option in OPTIONS[name]]
+        self.option, self.engine, self.owner = option, engine, owners[0] if owners else None
+        where = f"an option of the {self.owner} engine" if self.owner else "not an option of any engine"
+        super().__init__(f"{option} is {where}, not of the {engine} engine")
+
+
+def check_engine(engine: str, options: dict[str, Any]) -> dict[str, Any]:
+    """The options that are set (not None), after checking the engine knows each of them."""
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {', '.join(ENGINES)}, got {engine!r}")
+    given = {key: value for key, value in options.items() if value is not None}
+    for key in given:
+        if key not in OPTIONS[engine]:
+            raise EngineOptionError(key, engine)
+    return given
+
+
+def load_judge(model_path: str | Path, *, engine: str = "transformers", **options: Any) -> Judge:
+    """Load a judge from a local model on `engine` (`TransformersJudge.load` or
+    `VLLMJudge.load`, with `options` as their keywords; None means the engine's default)."""
+    given = check_engine(engine, options)
+    if engine == "vllm":
+        from localjudge.vllm_judge import VLLMJudge
+
+        return VLLMJudge.load(model_path, **given)
+    from localjudge.transformers_judge import TransformersJudge
+
+    return TransformersJudge.load(model_path, **given)
+
+
+def rank_gpus(local_rank: int, per_rank: int, visible: str | None) -> str:
+    """The GPUs (a ``CUDA_VISIBLE_DEVICES`` value) of one data-parallel rank whose engine takes
+    `per_rank` GPUs (tensor x pipeline parallel): the rank's consecutive share of `visible`
+    (the current ``CUDA_VISIBLE_DEVICES``; None: all, numbered from 0)."""
+    start = local_rank * per_rank
+    if visible:
+        devices = [d.strip() for d in visible.split(",") if d.strip()]
+        if start + per_rank > len(devices):
+            raise ValueError(f"rank {local_rank} needs GPUs {start}..{start + per_rank - 1} but only "
+                             f"{len(devices)} are visible ({visible})")
+        return ",".join(devices[start:start + per_rank])
+    return ",".join(str(i) for i in range(start, start + per_rank))

@@ -1,0 +1,263 @@
+"""The vLLM engine: the same judge on vLLM's scheduler, for GPU workstations and scale.
+
+A call's rows go to vLLM in one `LLM.generate` call and vLLM schedules them: continuous
+batching, automatic prefix caching (the shared instructions and worked examples are computed
+once), tensor and pipeline parallelism, multi-node through Ray. What is localjudge's own:
+
+- **The prompt.** Rendered by localjudge's chat-template rules (`localjudge.chat_template`) and
+  passed as token ids, so this engine and `TransformersJudge` judge exactly the same tokens.
+- **The grammar.** Each row's schema goes to vLLM's "guidance" structured-output backend
+  (llguidance, the grammar engine of the transformers engine) as the same spec
+  (`grammar.grammar_spec`): compact JSON, bounded strings and lists, Literal verdicts.
+- **Label probabilities** (`prob_score`) from vLLM's logprobs: vLLM applies the grammar's mask
+  before it computes them, so at a label choice the top tokens are the allowed ones and
+  `grammar.label_mass` reads them as the transformers engine reads its masked softmax.
+- **The repetition guard** runs inside vLLM as a logits processor (`localjudge.vllm_guard`).
+- **Too-long rows** are unscored before anything runs; cut-off answers are reported as such
+  (`finished=False`) and the engine (`localjudge.scorer`) retries them like any backend's.
+
+Greedy and seeded. On CPU, vLLM computes in the checkpoint's dtype (bf16 for the models
+`scripts/` saves), the transformers engine in float32: most answers agree, not all (the README
+gives the measured rate); each engine's results are keyed by its own identity.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from localjudge import chat_template
+from localjudge.grammar import (
+    CONTEXT_TOKENS,
+    grammar_spec,
+    label_mass,
+    label_quote,
+    literal_fields,
+    piece_after,
+    triggers,
+)
+from localjudge.judge import ChatPrompt, Generation, too_long
+from localjudge.model_files import ModelPathError, check_model_dir
+from localjudge.repetition import MAX_REPEAT_WORDS
+
+log = logging.getLogger(__name__)
+
+GUARD = "localjudge.vllm_guard:RepeatGuard"  # the repetition guard, as vLLM loads logits processors
+GUARD_ARG = "localjudge_repeat_guard"  # the per-request switch it reads (SamplingParams.extra_args)
+LOGPROBS = 20  # top logprobs per position: vLLM's default cap; a label choice allows fewer tokens
+CPU_KV_CACHE_BYTES = 4 << 30  # on CPU, vLLM reserves the KV cache up front: 4 GiB unless told
+
+
+def _has_guard(llm: Any) -> bool:
+    """Whether the engine was built with localjudge's repetition guard among its processors."""
+    processors = getattr(llm.llm_engine.model_config, "logits_processors", None) or []
+    return any(p == GUARD or getattr(p, "__name__", "") == "RepeatGuard" for p in processors)
+
+
+class VLLMJudge:
+    """A judge on a loaded `vllm.LLM`; `load` builds one from a local model folder.
+
+    Args:
+        llm: The engine. Built elsewhere, it runs as it was configured; the repetition guard is
+            on when it was built with ``logits_processors=[localjudge.vllm_judge.GUARD]``.
+        identity: Names the weights in result keys (`load` uses the folder name and a hash of
+            the weight files). The dtype, "greedy", the guard and the vLLM version are appended.
+        max_context: The longest prompt plus answer to run, in tokens; a longer row is recorded
+            unscored. Default and upper bound: the engine's ``max_model_len``.
+    """
+
+    def __init__(self, llm: Any, *, identity: str, max_context: int | None = None) -> None:
+        import vllm
+
+        if isinstance(llm, (str, Path)):
+            raise TypeError(f"VLLMJudge takes a loaded vllm.LLM; to load {str(llm)!r} use VLLMJudge.load(path, ...)")
+        self.llm = llm
+        self.tokenizer = llm.get_tokenizer()
+        model_config = llm.llm_engine.model_config
+        limit = int(model_config.max_model_len)
+        if max_context is not None and (isinstance(max_context, bool) or not isinstance(max_context, int)
+                                        or not 0 < max_context <= limit):
+            raise ValueError(f"max_context must be a number of tokens from 1 to the engine's max_model_len "
+                             f"({limit}), got {max_context!r}")
+        self.context_window = max_context or limit
+        self.system_role = chat_template.system_role_supported(self.tokenizer)
+        self.repeat_guard = _has_guard(llm)
+        self._fields: dict[type[BaseModel], tuple[dict[str, Any], dict[str, tuple[str, ...]]]] = {}
+        self._token_text: dict[int, str] = {}
+        dtype = str(model_config.dtype)
+        guard = f"+repeat-guard-{MAX_REPEAT_WORDS}" if self.repeat_guard else ""
+        self._identity = f"{identity}:{dtype}:greedy{guard}+vllm-{vllm.__version__}"
+
+    @classmethod
+    def load(
+        cls,
+        model_path: str | Path,
+        *,
+        tensor_parallel_size: int = 1,
+        pipeline_parallel_size: int = 1,
+        dtype: str = "auto",
+        max_context: int | None = None,
+        max_rows: int | None = None,
+        gpu_memory_utilization: float | None = None,
+        kv_cache_memory_bytes: int | None = None,
+        repeat_guard: bool = True,
+        enforce_eager: bool = False,
+        distributed_executor_backend: str | None = None,
+        load_format: str = "auto",
+        trust_remote_code: bool = False,
+        allow_pickle: bool = False,
+        **engine_kwargs: Any,
+    ) -> VLLMJudge:
+        """Start a vLLM engine on local files: never downloads (the hub is set offline for it).
+
+        Args:
+            model_path: A directory holding a transformers model (safetensors, config,
+                tokenizer). Hub ids and `.gguf` files are refused before vLLM is imported.
+            tensor_parallel_size: GPUs one model is split over (tensor parallel).
+            pipeline_parallel_size: Stages the layers are split into (over GPUs or nodes).
+            dtype: ``"auto"``: the checkpoint's dtype (bf16 for most models, on CPU too), or a
+                name like ``"float32"``.
+            max_context: vLLM's ``max_model_len``: the longest prompt plus answer; longer rows
+                are unscored. Default: the length the model declares.
+            max_rows: The most rows in flight at once (vLLM's ``max_num_seqs``; its default 256
+                on GPU). Rows beyond it wait and take finished rows' places.
+            gpu_memory_utilization: Fraction of GPU memory vLLM may take (vLLM's default 0.9).
+            kv_cache_memory_bytes: KV cache size, instead of a fraction. On CPU, where vLLM's
+                fraction is of the machine's memory, the default is 4 GiB.
+            repeat_guard: Build the engine with localjudge's repetition guard (see
+                `localjudge.vllm_guard`).
+            enforce_eager: Skip torch.compile and CUDA graphs (starts faster, runs slower).
+            distributed_executor_backend: ``"mp"`` (one node) or ``"ray"`` (several nodes).
+            load_format: ``"dummy"`` gives random weights of the model's architecture, for
+                speed checks without the weights.
+            trust_remote_code, allow_pickle: As for `TransformersJudge.load`; off by default.
+            engine_kwargs: Any other `vllm.LLM` argument, passed as is.
+        """
+        files = check_model_dir(model_path, allow_pickle=allow_pickle)  # before any heavy import
+        if files.gguf is not None:
+            raise ModelPathError(f"{model_path}: the vLLM engine loads safetensors model folders, not a .gguf "
+                                 "file: convert it once (scripts/get_default_model.py's `convert`) or use "
+                                 "--engine transformers")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # vLLM's own processes read it: local files only
+        import torch
+        from vllm import LLM
+
+        kwargs: dict[str, Any] = {
+            "model": str(files.directory), "tokenizer": str(files.directory), "dtype": dtype, "seed": 0,
+            "tensor_parallel_size": tensor_parallel_size, "pipeline_parallel_size": pipeline_parallel_size,
+            "enable_prefix_caching": True, "enforce_eager": enforce_eager, "load_format": load_format,
+            "trust_remote_code": trust_remote_code, "structured_outputs_config": {"backend": "guidance"},
+            "max_logprobs": LOGPROBS,
+        }
+        if max_context is not None:
+            kwargs["max_model_len"] = max_context
+        if max_rows is not None:
+            if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
+                raise ValueError(f"max_rows must be a positive number of rows, got {max_rows!r}")
+            kwargs["max_num_seqs"] = max_rows
+        if distributed_executor_backend is not None:
+            kwargs["distributed_executor_backend"] = distributed_executor_backend
+        if repeat_guard:
+            kwargs["logits_processors"] = [GUARD]
+        if gpu_memory_utilization is not None:
+            kwargs["gpu_memory_utilization"] = gpu_memory_utilization
+        if kv_cache_memory_bytes is not None:
+            kwargs["kv_cache_memory_bytes"] = kv_cache_memory_bytes
+        elif gpu_memory_utilization is None and not torch.cuda.is_available():
+            kwargs["kv_cache_memory_bytes"] = CPU_KV_CACHE_BYTES
+        llm = LLM(**kwargs, **engine_kwargs)
+        return cls(llm, identity=f"{files.directory.name}@{files.fingerprint()}", max_context=max_context)
+
+    @property
+    def identity(self) -> str:
+        return self._identity
+
+    def render(self, prompt: ChatPrompt) -> str:
+        """The prompt as the model sees it: its chat template, the rules of `chat_template`."""
+        return chat_template.render(self.tokenizer, prompt, system_role=self.system_role)
+
+    def prompt_ids(self, prompt: ChatPrompt) -> list[int]:
+        """The prompt's token ids (see `chat_template.prompt_ids`)."""
+        return chat_template.prompt_ids(self.tokenizer, prompt, system_role=self.system_role)
+
+    def generate(
+        self,
+        prompts: Sequence[ChatPrompt],
+        schemas: Sequence[type[BaseModel]],
+        *,
+        max_new_tokens: int,
+    ) -> list[Generation]:
+        """One `LLM.generate` call for every prompt that fits; vLLM schedules the rows."""
+        from vllm.inputs import TokensPrompt
+
+        if len(prompts) != len(schemas):
+            raise ValueError(f"{len(prompts)} prompts but {len(schemas)} schemas")
+        token_ids = [self.prompt_ids(p) for p in prompts]
+        results = [too_long(len(ids), max_new_tokens, self.context_window) for ids in token_ids]
+        fit = [i for i, result in enumerate(results) if result is None]
+        if fit:
+            outputs = self.llm.generate([TokensPrompt(prompt_token_ids=token_ids[i]) for i in fit],
+                                        [self._params(schemas[i], max_new_tokens) for i in fit], use_tqdm=False)
+            for i, output in zip(fit, outputs, strict=True):
+                results[i] = self._generation(output.outputs[0], self._schema(schemas[i])[1])
+        return results  # type: ignore[return-value]
+
+    def _schema(self, schema: type[BaseModel]) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
+        """The grammar spec of a schema and its label fields, built once."""
+        if schema not in self._fields:
+            spec = grammar_spec(schema)
+            self._fields[schema] = (spec, literal_fields(spec))
+        return self._fields[schema]
+
+    def _params(self, schema: type[BaseModel], max_new_tokens: int) -> Any:
+        from vllm import SamplingParams
+        from vllm.sampling_params import StructuredOutputsParams
+
+        spec, fields = self._schema(schema)
+        return SamplingParams(
+            temperature=0.0, max_tokens=max_new_tokens, seed=0, detokenize=False,
+            logprobs=LOGPROBS if fields else None,
+            structured_outputs=StructuredOutputsParams(json=spec),
+            extra_args={GUARD_ARG: True} if self.repeat_guard else None,
+        )
+
+    def _generation(self, completion: Any, fields: dict[str, tuple[str, ...]]) -> Generation:
+        ids = list(completion.token_ids)
+        return Generation(
+            # exactly the text the grammar accepted, decoded as the transformers engine does
+            text=self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False),
+            finished=completion.finish_reason != "length",
+            new_tokens=len(ids),
+            label_probs=self._label_probs(ids, completion.logprobs, fields) if fields else (),
+        )
+
+    def _label_probs(
+        self, ids: list[int], logprobs: Any, fields: dict[str, tuple[str, ...]]
+    ) -> tuple[dict[str, float], ...]:
+        """At each label choice in the answer, each label's probability (`grammar.label_mass`)
+        from the position's top logprobs, which vLLM computes after the grammar's mask."""
+        if not logprobs:
+            return ()
+        found, tail = [], ""
+        for k, token in enumerate(ids):
+            for trigger, labels in triggers(fields).items():
+                quote = label_quote(tail, trigger)
+                if quote is not None and k < len(logprobs) and logprobs[k]:
+                    candidates = [(self._text(t), math.exp(lp.logprob)) for t, lp in logprobs[k].items()
+                                  if lp.logprob > -math.inf]
+                    probs = label_mass(candidates, labels, quote)
+                    if probs:
+                        found.append(probs)
+            tail = (tail + piece_after(self.tokenizer, ids[max(0, k - CONTEXT_TOKENS):k], token))[-40:]
+        return tuple(found)
+
+    def _text(self, token: int) -> str:
+        if token not in self._token_text:
+            self._token_text[token] = str(self.tokenizer.decode([token]))
+        return self._token_text[token]
