@@ -132,7 +132,8 @@ class VLLMJudge:
                 fraction is of the machine's memory, the default is 4 GiB.
             repeat_guard: Build the engine with localjudge's repetition guard (see
                 `localjudge.vllm_guard`).
-            enforce_eager: Skip torch.compile and CUDA graphs (starts faster, runs slower).
+            enforce_eager: Skip torch.compile and CUDA graphs (starts faster, runs slower). Forced
+                on when ``TORCHDYNAMO_DISABLE=1`` is set (torch.compile cannot run then).
             distributed_executor_backend: ``"mp"`` (one node) or ``"ray"`` (several nodes).
             load_format: ``"dummy"`` gives random weights of the model's architecture, for
                 speed checks without the weights.
@@ -145,6 +146,11 @@ class VLLMJudge:
                                  "file: convert it once (scripts/get_default_model.py's `convert`) or use "
                                  "--engine transformers")
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # vLLM's own processes read it: local files only
+        if os.environ.get("TORCHDYNAMO_DISABLE") == "1" and not enforce_eager:
+            # vLLM compiles its model with torch.compile, which this variable turns off: its
+            # start-up would fail ("aot_compile is not supported"); run eagerly instead.
+            log.warning("TORCHDYNAMO_DISABLE=1: starting vLLM with enforce_eager=True (no torch.compile)")
+            enforce_eager = True
         import torch
         from vllm import LLM
 

@@ -7,6 +7,10 @@
 #   2. per family, a random-weight 7B-class architecture in bf16 (scripts/gpu/): all three
 #      scorers end to end and speed at batch 8 and 64 (scripts/gpu_speed.py)
 #   3. per family, bf16 batch-size invariance: results changed between batch 1 and 8
+#   4. the two engines side by side (scripts/gpu_engines.py): the same random-weight 7B-class
+#      model (Qwen2.5-7B, Llama-3.1-8B) through the transformers engine and the vLLM engine,
+#      rows/s at batch 8, 64 and 256; needs vllm in the same environment (`pip install -e
+#      '.[vllm]'`), else skipped with one line saying so. ~10 min per model at most.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
@@ -30,4 +34,14 @@ for config in "${!FAMILY[@]}"; do
         >"$OUT/invariance-$config.json" 2>"$OUT/invariance-$config.err" || status=1
     echo "$config: $(tail -1 "$OUT/invariance-$config.json")"
 done
+if "$PY" -c "import vllm" 2>/dev/null; then
+    for config in qwen2.5-7b-instruct llama-3.1-8b-instruct; do
+        timeout 900 "$PY" scripts/gpu_engines.py --config "scripts/gpu/$config" \
+            --tokenizer "models/fixtures/${FAMILY[$config]}" --batch-sizes 8,64,256 --rows 512 --max-seconds 60 \
+            --json "$OUT/engines-$config.json" >"$OUT/engines-$config.txt" 2>"$OUT/engines-$config.err" || status=1
+        tail -5 "$OUT/engines-$config.txt"
+    done
+else
+    echo "skipped the engine comparison: vllm is not installed in $PY's environment (pip install -e '.[vllm]')"
+fi
 exit $status

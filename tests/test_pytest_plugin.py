@@ -276,3 +276,22 @@ def test_the_example_runs_as_written_on_a_fake_judge(pytester: pytest.Pytester) 
     assert calls == [["ToxicityVerdicts", 1], ["Reason", 1],  # assert_score: one run
                      ["Claims", 2], ["HallucinationVerdicts", 2], ["Reason", 2],  # assert_scores: one batch
                      ["Claims", 2], ["HallucinationVerdicts", 2], ["Reason", 2]]  # both parametrized cases
+
+
+def test_the_engine_flag_loads_the_judge_on_vllm(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    loads: list[tuple[Path, dict[str, Any]]] = []
+
+    class VLLMJudge:  # stands in for the vLLM engine: records the call, starts nothing
+        @classmethod
+        def load(cls, path: Path, **options: Any) -> FakeJudge:
+            loads.append((path, options))
+            return FakeJudge({}, identity="on-vllm")
+
+    backend = types.ModuleType("localjudge.vllm_judge")
+    backend.VLLMJudge = VLLMJudge  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "localjudge.vllm_judge", backend)
+    pytester.makepyfile("def test_one(judge):\n    assert judge.identity == 'on-vllm'\n")
+    result = pytester.runpytest("--localjudge-engine", "vllm", "--localjudge-model", "m", "--localjudge-max-context",
+                                "512")
+    result.assert_outcomes(passed=1)
+    assert loads == [(pytester.path / "m", {"dtype": "auto", "max_context": 512})]

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from localjudge.engines import ENGINES, EngineOptionError, load_judge, rank_gpus
+from localjudge.engines import ENGINES, EngineOptionError, check_engine, load_judge, rank_gpus
 from localjudge.evaluate import Columns, ScorerSummary
 from localjudge.judge import Judge
 from localjudge.scorer import Scorer, check_scale
@@ -90,6 +90,8 @@ def check_numbers(args: argparse.Namespace) -> None:
         raise ValueError(f"--max-context must be at least 1, got {args.max_context}")
     if getattr(args, "max_rows", None) is not None and args.max_rows < 1:
         raise ValueError(f"--max-rows must be at least 1, got {args.max_rows}")
+    if hasattr(args, "engine"):
+        engine_options(args)
 
 
 def set_threads(threads: int | None, engine: str = "transformers") -> None:
@@ -111,27 +113,32 @@ ENGINE_FLAGS = ("dtype", "max_context", "max_rows", "trust_remote_code", "allow_
                 "distributed_executor_backend", "enforce_eager")
 
 
-def build_judge(args: argparse.Namespace, device: str | None = None) -> Judge:
-    """The judge of the model flags (loads the model and its engine). `device`: this process's
-    accelerator in a data-parallel run (``cuda:N``), where each rank runs its own engine."""
-    set_threads(args.threads, args.engine)
-    options = {flag: getattr(args, flag) for flag in ENGINE_FLAGS}
+def engine_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The engine options the flags set, checked against the chosen engine (a flag of the
+    other engine is a user error, before any model loads)."""
+    options = {flag: getattr(args, flag, None) for flag in ENGINE_FLAGS}
     for flag in ("trust_remote_code", "allow_pickle"):
         options[flag] = options[flag] or None  # store_true: False means "not given"
-    if device is not None:
-        if args.engine == "vllm":
-            if device.startswith("cuda"):  # the rank's GPUs, before its engine's processes start
-                per_rank = (args.tensor_parallel_size or 1) * (args.pipeline_parallel_size or 1)
-                local_rank = int(device.split(":")[1]) if ":" in device else 0
-                os.environ["CUDA_VISIBLE_DEVICES"] = rank_gpus(local_rank, per_rank,
-                                                               os.environ.get("CUDA_VISIBLE_DEVICES"))
-        else:
-            options["device_map"] = device
     try:
-        return load_judge(args.model, engine=args.engine, **options)
+        return check_engine(args.engine, options)
     except EngineOptionError as error:
         raise CliError(f"--{error.option.replace('_', '-')} is a flag of the {error.owner} engine, "
                        f"not of --engine {error.engine}") from None
+
+
+def build_judge(args: argparse.Namespace, device: str | None = None) -> Judge:
+    """The judge of the model flags (loads the model and its engine). `device`: this process's
+    accelerator in a data-parallel run (``cuda:N``), where each rank runs its own engine."""
+    options = engine_options(args)
+    set_threads(args.threads, args.engine)
+    if device is not None:
+        if args.engine != "vllm":
+            options["device_map"] = device
+        elif device.startswith("cuda"):  # the rank's GPUs, set before its engine's processes start
+            per_rank = (args.tensor_parallel_size or 1) * (args.pipeline_parallel_size or 1)
+            local_rank = int(device.split(":")[1]) if ":" in device else 0
+            os.environ["CUDA_VISIBLE_DEVICES"] = rank_gpus(local_rank, per_rank, os.environ.get("CUDA_VISIBLE_DEVICES"))
+    return load_judge(args.model, engine=args.engine, **options)
 
 
 def columns_of(args: argparse.Namespace) -> Columns:
