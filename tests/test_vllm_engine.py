@@ -167,3 +167,8 @@ def test_the_repetition_guard_closes_a_looping_string_of_a_guarded_row_only(mode
     guard.update_state(BatchUpdate(batch_size=3, removed=[], added=[], moved=[(0, 2, MoveDirectionality.SWAP)]))
     out = guard.apply(torch.zeros(3, vocab))
     assert torch.isfinite(out[0]).all() and not torch.isfinite(out[2]).all()
+    # the swapped-in row is still followed: its tokens (vLLM's live list) go on to loop
+    fresh += tokenizer(" the cat sat on it", add_special_tokens=False).input_ids
+    guard.update_state(None)
+    out = guard.apply(torch.zeros(3, vocab))
+    assert not torch.isfinite(out[0]).all() and torch.isfinite(out[1]).all()
