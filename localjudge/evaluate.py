@@ -268,22 +268,29 @@ def _batches(pending: list[int], runs: Sequence[Mapping[str, Any]], batch_size: 
 
 
 def _run_with_backoff(scorer: Scorer, runs: Sequence[Sample], backoffs: list[int]) -> list[ScoreResult]:
-    """`run_batch`, halving the batch on `JudgeOutOfMemory`; a judge crash costs only this batch."""
+    """`run_batch`, halving the batch on `JudgeOutOfMemory`; a judge crash costs only this batch.
+
+    The halves run after the `except` block has ended: an exception being handled keeps its
+    traceback, and with it every frame of the failed attempt (on a GPU, its KV cache and
+    activations), alive; retrying inside the block would retry with that memory still held."""
     try:
         return scorer.run_batch(runs, on_invalid="record")
+    except JudgeOutOfMemory as error:
+        if len(runs) == 1:
+            return _judge_failed(scorer, runs, error)
     except Exception as error:  # noqa: BLE001 - one batch must not end the run
-        if isinstance(error, JudgeOutOfMemory) and len(runs) > 1:
-            backoffs[0] += 1
-            half = len(runs) // 2
-            log.warning("%s: out of memory at batch %d; retrying as %d + %d", scorer.name, len(runs), half,
-                        len(runs) - half)
-            return _run_with_backoff(scorer, runs[:half], backoffs) + _run_with_backoff(
-                scorer, runs[half:], backoffs
-            )
-        log.exception("%s: judge failed on a batch of %d", scorer.name, len(runs))
-        message = f"judge failed: {type(error).__name__}: {error}"
-        return [ScoreResult(run.run_id, scorer.name, None, None, error=message, error_kind="judge_failed")
-                for run in runs]
+        return _judge_failed(scorer, runs, error)
+    backoffs[0] += 1
+    half = len(runs) // 2
+    log.warning("%s: out of memory at batch %d; retrying as %d + %d", scorer.name, len(runs), half, len(runs) - half)
+    return _run_with_backoff(scorer, runs[:half], backoffs) + _run_with_backoff(scorer, runs[half:], backoffs)
+
+
+def _judge_failed(scorer: Scorer, runs: Sequence[Sample], error: Exception) -> list[ScoreResult]:
+    log.error("%s: judge failed on a batch of %d", scorer.name, len(runs), exc_info=error)
+    message = f"judge failed: {type(error).__name__}: {error}"
+    return [ScoreResult(run.run_id, scorer.name, None, None, error=message, error_kind="judge_failed")
+            for run in runs]
 
 
 def _result_columns(name: str, results: list[ScoreResult]) -> dict[str, list[Any]]:

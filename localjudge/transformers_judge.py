@@ -9,6 +9,7 @@ share one call. Grammars are compiled once per schema per process and reused.
 from __future__ import annotations
 
 import copy
+import gc
 import inspect
 import json
 import logging
@@ -61,6 +62,14 @@ def context_window(config: Any, tokenizer: Any, max_context: int | None = None) 
 
 
 DECODERS = ("loop", "generate")
+# Out-of-memory errors that do not come as torch.OutOfMemoryError (the caching allocator's):
+# cuBLAS's workspace, a kernel launch, the CUDA driver.
+OUT_OF_MEMORY_MESSAGES = ("CUBLAS_STATUS_ALLOC_FAILED", "CUDA error: out of memory", "CUDNN_STATUS_ALLOC_FAILED")
+
+
+def out_of_memory_error(error: BaseException) -> bool:
+    """Whether `error` says the accelerator ran out of memory."""
+    return isinstance(error, torch.OutOfMemoryError) or any(m in str(error) for m in OUT_OF_MEMORY_MESSAGES)
 
 
 def attention_windows(config: Any) -> list[int | None] | None:
@@ -299,13 +308,21 @@ class TransformersJudge:
             if results[i] is None:
                 fit.append(i)
         if fit:
+            out_of_memory = None
             try:
                 generated = self._generate(prefix, [token_ids[i][len(prefix):] for i in fit],
                                            [schemas[i] for i in fit], max_new_tokens)
-            except torch.OutOfMemoryError as error:
+            except (torch.OutOfMemoryError, RuntimeError) as error:
+                if not out_of_memory_error(error):
+                    raise
+                out_of_memory = f"{type(error).__name__}: {error}"  # the message only: not the frames
+            if out_of_memory is not None:
+                # Past the `except`: the failed attempt's frames (its cache, activations) are freed
+                # now, so the allocator can return their memory before the engine retries in halves.
+                gc.collect()
                 if torch.cuda.is_available():
-                    torch.cuda.empty_cache()  # what the batch held, before the engine retries in halves
-                raise JudgeOutOfMemory(f"out of memory generating for {len(fit)} prompts: {error}") from error
+                    torch.cuda.empty_cache()
+                raise JudgeOutOfMemory(f"out of memory generating for {len(fit)} prompts: {out_of_memory}")
             for i, generation in zip(fit, generated, strict=True):
                 results[i] = generation
         return results  # type: ignore[return-value]

@@ -54,6 +54,10 @@ LOGPROBS = 20  # top logprobs per position: vLLM's default cap; a label choice a
 CPU_KV_CACHE_BYTES = 4 << 30  # on CPU, vLLM reserves the KV cache up front: 4 GiB unless told
 
 
+class EngineMissingError(ImportError):
+    """vLLM is not installed where the vLLM engine was asked for."""
+
+
 def _has_guard(llm: Any) -> bool:
     """Whether the engine was built with localjudge's repetition guard among its processors."""
     processors = getattr(llm.llm_engine.model_config, "logits_processors", None) or []
@@ -92,7 +96,13 @@ class VLLMJudge:
         self._token_text: dict[int, str] = {}
         dtype = str(model_config.dtype)
         guard = f"+repeat-guard-{MAX_REPEAT_WORDS}" if self.repeat_guard else ""
-        self._identity = f"{identity}:{dtype}:greedy{guard}+vllm-{vllm.__version__}"
+        outputs = getattr(getattr(llm.llm_engine, "vllm_config", None), "structured_outputs_config", None)
+        backend = getattr(outputs, "backend", "guidance")
+        if backend != "guidance":  # another grammar engine reads the spec its own way (whitespace, say)
+            log.warning("the engine's structured-output backend is %r, not 'guidance' (llguidance, as the "
+                        "transformers engine): answers may differ from the transformers engine's", backend)
+        grammar = "" if backend == "guidance" else f"+grammar-{backend}"
+        self._identity = f"{identity}:{dtype}:greedy{guard}{grammar}+vllm-{vllm.__version__}"
 
     @classmethod
     def load(
@@ -152,7 +162,13 @@ class VLLMJudge:
             log.warning("TORCHDYNAMO_DISABLE=1: starting vLLM with enforce_eager=True (no torch.compile)")
             enforce_eager = True
         import torch
-        from vllm import LLM
+
+        try:
+            from vllm import LLM
+        except ImportError as error:
+            raise EngineMissingError(
+                f"the vLLM engine needs vllm ({error}): pip install -e '.[vllm]' beside a CUDA torch, or on CPU "
+                "bash scripts/setup_vllm.sh and run .venv-vllm/bin/localjudge") from None
 
         kwargs: dict[str, Any] = {
             "model": str(files.directory), "tokenizer": str(files.directory), "dtype": dtype, "seed": 0,

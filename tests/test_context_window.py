@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from localjudge import Generation, toxicity_scorer
+from localjudge import FakeJudge, Generation, toxicity_scorer
 from localjudge.cli import build_parser, shared
 from localjudge.cli.sweep import load_config
 from localjudge.evaluate import evaluate
@@ -77,7 +77,7 @@ def test_max_context_reaches_the_judge_from_the_cli(monkeypatch: pytest.MonkeyPa
     import localjudge.transformers_judge as backend
 
     seen: dict[str, Any] = {}
-    monkeypatch.setattr(backend.TransformersJudge, "load", lambda path, **kwargs: seen.update(kwargs))
+    monkeypatch.setattr(backend.TransformersJudge, "load", lambda path, **kwargs: seen.update(kwargs) or FakeJudge({}))
     args = build_parser().parse_args(["score", "--model", "m", "--scorer", "toxicity", "--data", "d.jsonl",
                                           "--max-context", "4096"])
     shared.build_judge(args)

@@ -5,6 +5,7 @@ family fixture at most). The vLLM engine end to end is `test_vllm_engine.py`."""
 
 from __future__ import annotations
 
+import importlib.util
 import math
 import subprocess
 import sys
@@ -146,3 +147,15 @@ def test_vllm_label_probabilities_are_read_at_each_label_choice(family_dir: Any)
             logprobs.append({token: SimpleNamespace(logprob=0.0)})
     probs = _judge_on(tokenizer)._label_probs(ids, logprobs, {"verdict": ("supported", "unsupported")})
     assert probs == ({"supported": 0.3, "unsupported": 0.7}, {"supported": 0.8, "unsupported": 0.2})
+
+
+@pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vllm is installed here: it would start")
+def test_the_vllm_engine_without_vllm_says_how_to_install_it(model_dir: Path, tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"input": "q", "output": "A reply of five words here.", "context": "c"}\n', encoding="utf-8")
+    code = main(["--quiet", "score", "--engine", "vllm", "--model", str(model_dir), "--scorer", "toxicity",
+                 "--data", str(data)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "the vLLM engine needs vllm" in err and "scripts/setup_vllm.sh" in err

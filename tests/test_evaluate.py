@@ -115,6 +115,35 @@ def test_out_of_memory_halves_the_batch(fake_judge: FakeJudgeFactory) -> None:
     assert ev.summary["toxicity"].oom_backoffs == 1 and ev.summary["toxicity"].scored == 4
 
 
+def test_the_back_off_retries_after_the_failed_attempts_memory_is_freed(fake_judge: FakeJudgeFactory) -> None:
+    """The failed attempt's frames hold its memory (on a GPU, the KV cache); an exception being
+    handled keeps them alive, so the halves must run after the `except` block, not inside it."""
+    import weakref
+
+    import torch
+
+    from localjudge.judge import JudgeOutOfMemory
+
+    inner = fake_judge(ANSWERS)
+    attempts: list[weakref.ref[torch.Tensor]] = []
+    alive_at_retry: list[bool] = []
+
+    class Hungry:
+        identity = "hungry"
+
+        def generate(self, prompts, schemas, *, max_new_tokens):
+            alive_at_retry.extend(ref() is not None for ref in attempts)
+            if len(prompts) > 2:
+                cache = torch.ones(32 * 2**20, dtype=torch.uint8)  # 32 MiB, held by this frame
+                attempts.append(weakref.ref(cache))
+                raise JudgeOutOfMemory(f"out of memory with {cache.numel()} bytes held (simulated)")
+            return inner.generate(prompts, schemas, max_new_tokens=max_new_tokens)
+
+    ev = evaluate(ROWS[:4], [toxicity_scorer(Hungry())], batch_size=4, columns=COLS)
+    assert ev.summary["toxicity"].oom_backoffs == 1 and ev.summary["toxicity"].scored == 4
+    assert attempts and alive_at_retry and not any(alive_at_retry)
+
+
 def test_judge_crash_costs_one_batch_and_is_not_stored(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
     inner = fake_judge(ANSWERS)
 

@@ -5,6 +5,8 @@ These assert structure and determinism, never accuracy: the 135M model is a weak
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_scorer
@@ -102,6 +104,39 @@ def test_out_of_memory_in_the_backend_is_the_library_error(real_judge, monkeypat
         toxicity_scorer(real_judge).run_batch(RUNS[:2])
     results, summary = score_runs(RUNS[:2], [toxicity_scorer(real_judge)], batch_size=2)
     assert summary["toxicity"].oom_backoffs == 1 and [r.scored for r in results["toxicity"]] == [True, True]
+
+
+def test_out_of_memory_frees_the_attempts_memory_and_covers_cublas(real_judge, monkeypatch) -> None:
+    """The error the backend raises holds no frame of the failed attempt (a chained `from error`
+    would keep its cache alive through the back-off); allocation failures that torch reports as a
+    plain RuntimeError (cuBLAS, the driver) back off too; any other RuntimeError is no OOM."""
+    import weakref
+
+    import torch
+
+    from localjudge.judge import JudgeOutOfMemory
+
+    held: list[weakref.ref[torch.Tensor]] = []
+
+    def failing(message: str, kind: type[Exception]) -> Any:
+        def attempt(prefix, suffixes, schemas, max_new_tokens):
+            cache = torch.ones(32 * 2**20, dtype=torch.uint8)  # 32 MiB, held by this frame
+            held.append(weakref.ref(cache))
+            raise kind(message)
+        return attempt
+
+    prompts = [[{"role": "user", "content": "hi"}]]
+    for message, kind in [("CUDA out of memory (simulated)", torch.OutOfMemoryError),
+                          ("CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling cublasCreate(handle)", RuntimeError),
+                          ("CUDA error: out of memory", RuntimeError)]:
+        monkeypatch.setattr(real_judge, "_generate", failing(message, kind))
+        with pytest.raises(JudgeOutOfMemory) as caught:
+            real_judge.generate(prompts, [Claims], max_new_tokens=8)
+        assert held[-1]() is None, message  # freed by the time the engine sees the error
+        assert caught.value.__cause__ is None and caught.value.__context__ is None
+    monkeypatch.setattr(real_judge, "_generate", failing("shape mismatch", RuntimeError))
+    with pytest.raises(RuntimeError, match="shape mismatch"):
+        real_judge.generate(prompts, [Claims], max_new_tokens=8)
 
 
 def test_building_a_judge_leaves_the_callers_objects_and_torch_alone(real_judge, model_dir) -> None:

@@ -52,7 +52,25 @@ def test_the_cli_scores_a_file_with_the_vllm_engine(model_dir: Path, tmp_path: P
     assert done.returncode == 0, done.stderr[-4000:]
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == 2 and all(r["toxicity_score"] is not None or r["toxicity_error"] for r in rows)
-    assert "LLM engine (v" in done.stdout + done.stderr  # vLLM's own start-up line: the engine that ran
+    assert "judge: smollm2-135m-instruct@" in done.stderr and "+vllm-" in done.stderr  # the engine that ran
+    assert "INFO" not in done.stdout  # vLLM's log lines go to stderr, at the CLI's level
+
+
+def test_accelerate_ranks_each_run_their_own_engine_and_rank_0_merges(model_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    launcher = Path(sys.executable).parent / "accelerate"
+    done = subprocess.run(
+        [str(launcher), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision",
+         "no", "--dynamo_backend", "no", "-m", "localjudge.cli", "--quiet", "score", "--engine", "vllm", "--model",
+         str(model_dir), "--scorer", "toxicity", "--data", str(EXAMPLE), "--limit", "4", "--batch-size", "2",
+         "--max-context", str(CONTEXT), "--enforce-eager", "--out", str(out)],  # (the ranks share no compile cache)
+        capture_output=True, text=True, timeout=900, cwd=ROOT, env=ENGINE_ENV)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert sorted(p.name for p in (tmp_path / "out.jsonl.progress").iterdir()) == ["rank-0.jsonl", "rank-1.jsonl"]
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert [r["run_id"] for r in rows] == [json.loads(line)["run_id"] for line in EXAMPLE.read_text().splitlines()[:4]]
+    assert all((r["toxicity_score"] is None) != (r["toxicity_error"] is None) for r in rows)
+    assert done.stderr.count("+vllm-") == 2  # each rank printed its own engine's identity
 
 
 @pytest.fixture(scope="module")

@@ -131,6 +131,9 @@ def build_judge(args: argparse.Namespace, device: str | None = None) -> Judge:
     accelerator in a data-parallel run (``cuda:N``), where each rank runs its own engine."""
     options = engine_options(args)
     set_threads(args.threads, args.engine)
+    if args.engine == "vllm":  # vLLM's log lines to stderr, at the CLI's level: stdout keeps the results
+        os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
+        os.environ.setdefault("VLLM_LOGGING_LEVEL", "DEBUG" if getattr(args, "debug", False) else "WARNING")
     if device is not None:
         if args.engine != "vllm":
             options["device_map"] = device
@@ -138,7 +141,9 @@ def build_judge(args: argparse.Namespace, device: str | None = None) -> Judge:
             per_rank = (args.tensor_parallel_size or 1) * (args.pipeline_parallel_size or 1)
             local_rank = int(device.split(":")[1]) if ":" in device else 0
             os.environ["CUDA_VISIBLE_DEVICES"] = rank_gpus(local_rank, per_rank, os.environ.get("CUDA_VISIBLE_DEVICES"))
-    return load_judge(args.model, engine=args.engine, **options)
+    judge = load_judge(args.model, engine=args.engine, **options)
+    print(f"judge: {judge.identity}", file=sys.stderr)
+    return judge
 
 
 def columns_of(args: argparse.Namespace) -> Columns:
