@@ -200,6 +200,11 @@ class VLLMJudge:
     def identity(self) -> str:
         return self._identity
 
+    def close(self) -> None:
+        """Stop vLLM's engine processes now, freeing their (GPU) memory, instead of at exit;
+        the judge cannot generate afterwards."""
+        self.llm.llm_engine.engine_core.shutdown()
+
     def render(self, prompt: ChatPrompt) -> str:
         """The prompt as the model sees it: its chat template, the rules of `chat_template`."""
         return chat_template.render(self.tokenizer, prompt, system_role=self.system_role)

@@ -112,9 +112,7 @@ def main() -> None:
                 results.append({"engine": engine, "load+warm-up s": round(loading.seconds), **figures})
                 print(results[-1], file=sys.stderr)
             if engine == "vllm":
-                from vllm.distributed.parallel_state import destroy_model_parallel
-
-                destroy_model_parallel()
+                judge.close()  # type: ignore[attr-defined]
             del judge
             gc.collect()
             torch.cuda.empty_cache()

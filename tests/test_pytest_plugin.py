@@ -194,6 +194,22 @@ def test_the_judge_fixture_without_a_model_fails_clearly(pytester: pytest.Pytest
                                  "or set LOCALJUDGE_MODEL*"])
 
 
+def stand_in_engine(monkeypatch: pytest.MonkeyPatch, module: str, name: str,
+                    identity: str) -> list[tuple[Path, dict[str, Any]]]:
+    """Replace an engine's module with one whose judge class records each `load` and loads
+    nothing; returns the record."""
+    loads: list[tuple[Path, dict[str, Any]]] = []
+
+    def load(path: Path, **options: Any) -> FakeJudge:
+        loads.append((path, options))
+        return FakeJudge({}, identity=identity)
+
+    backend = types.ModuleType(module)
+    setattr(backend, name, types.SimpleNamespace(load=load))
+    monkeypatch.setitem(sys.modules, module, backend)
+    return loads
+
+
 @pytest.mark.parametrize(("flag", "env", "loaded"), [
     ("models/from-flag", None, "models/from-flag"),
     (None, "/abs/from-env", "/abs/from-env"),
@@ -202,17 +218,7 @@ def test_the_judge_fixture_without_a_model_fails_clearly(pytester: pytest.Pytest
 def test_the_flag_or_the_env_var_reaches_the_loader_once_per_run(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, flag: str | None, env: str | None,
         loaded: str) -> None:
-    loads: list[tuple[Path, dict[str, Any]]] = []
-
-    class TransformersJudge:  # stands in for the backend: records the call, loads nothing
-        @classmethod
-        def load(cls, path: Path, **options: Any) -> FakeJudge:
-            loads.append((path, options))
-            return FakeJudge({}, identity="loaded")
-
-    backend = types.ModuleType("localjudge.transformers_judge")
-    backend.TransformersJudge = TransformersJudge  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "localjudge.transformers_judge", backend)
+    loads = stand_in_engine(monkeypatch, "localjudge.transformers_judge", "TransformersJudge", "loaded")
     monkeypatch.delenv("LOCALJUDGE_MODEL", raising=False)
     if env:
         monkeypatch.setenv("LOCALJUDGE_MODEL", env)
@@ -279,17 +285,7 @@ def test_the_example_runs_as_written_on_a_fake_judge(pytester: pytest.Pytester) 
 
 
 def test_the_engine_flag_loads_the_judge_on_vllm(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    loads: list[tuple[Path, dict[str, Any]]] = []
-
-    class VLLMJudge:  # stands in for the vLLM engine: records the call, starts nothing
-        @classmethod
-        def load(cls, path: Path, **options: Any) -> FakeJudge:
-            loads.append((path, options))
-            return FakeJudge({}, identity="on-vllm")
-
-    backend = types.ModuleType("localjudge.vllm_judge")
-    backend.VLLMJudge = VLLMJudge  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "localjudge.vllm_judge", backend)
+    loads = stand_in_engine(monkeypatch, "localjudge.vllm_judge", "VLLMJudge", "on-vllm")
     pytester.makepyfile("def test_one(judge):\n    assert judge.identity == 'on-vllm'\n")
     result = pytester.runpytest("--localjudge-engine", "vllm", "--localjudge-model", "m", "--localjudge-max-context",
                                 "512")

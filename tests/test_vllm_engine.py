@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -74,10 +75,12 @@ def test_accelerate_ranks_each_run_their_own_engine_and_rank_0_merges(model_dir:
 
 
 @pytest.fixture(scope="module")
-def vllm_judge(model_dir: Path) -> VLLMJudge:
+def vllm_judge(model_dir: Path) -> Iterator[VLLMJudge]:
     with pytest.MonkeyPatch.context() as patch:  # vLLM's processes take the environment at start
         patch.delenv("TORCHDYNAMO_DISABLE", raising=False)
-        return VLLMJudge.load(model_dir, max_context=CONTEXT)
+        judge = VLLMJudge.load(model_dir, max_context=CONTEXT)
+    yield judge
+    judge.close()  # now, not at interpreter exit (where its log lines would meet closed streams)
 
 
 class Recorder:
