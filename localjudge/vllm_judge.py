@@ -135,8 +135,8 @@ class VLLMJudge:
                 name like ``"float32"``.
             max_context: vLLM's ``max_model_len``: the longest prompt plus answer; longer rows
                 are unscored. Default: the length the model declares.
-            max_rows: The most rows in flight at once (vLLM's ``max_num_seqs``; its default 256
-                on GPU). Rows beyond it wait and take finished rows' places.
+            max_rows: The most rows in flight at once (vLLM's ``max_num_seqs``; its default
+                depends on the device). Rows beyond it wait and take finished rows' places.
             gpu_memory_utilization: Fraction of GPU memory vLLM may take (vLLM's default 0.9).
             kv_cache_memory_bytes: KV cache size, instead of a fraction. On CPU, where vLLM's
                 fraction is of the machine's memory, the default is 4 GiB.
