@@ -21,6 +21,7 @@ from pydantic import BaseModel
 # No whitespace between JSON tokens: the judge spends no tokens (and cannot loop) on it.
 GUIDANCE_OPTIONS = {"whitespace_flexible": False, "coerce_one_of": True}
 CONTEXT_TOKENS = 4  # tokens decoded before a new one to read its text (see `piece_after`)
+TAIL_CHARS = 40  # the text kept before a position to find a label choice there (`label_quote`)
 
 
 def grammar_spec(schema: type[BaseModel]) -> dict[str, Any]:

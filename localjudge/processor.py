@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from outlines.processors.base_logits_processor import OutlinesLogitsProcessor
 
-from localjudge.grammar import CONTEXT_TOKENS, label_mass, label_quote, piece_after, triggers
+from localjudge.grammar import CONTEXT_TOKENS, TAIL_CHARS, label_mass, label_quote, piece_after, triggers
 from localjudge.repetition import StringTracker
 
 log = logging.getLogger(__name__)
@@ -85,7 +85,7 @@ class RowGrammars:
             log.warning("row %d left its grammar: %s", row, matcher.get_error())
         if self.triggers[row] or self.closers is not None:
             piece = self.piece(row, token)
-            self.tails[row] = (self.tails[row] + piece)[-40:]
+            self.tails[row] = (self.tails[row] + piece)[-TAIL_CHARS:]
             self.strings[row].feed(piece)
 
     def piece(self, row: int, token: int) -> str:

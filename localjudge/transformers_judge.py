@@ -312,7 +312,7 @@ class TransformersJudge:
             try:
                 generated = self._generate(prefix, [token_ids[i][len(prefix):] for i in fit],
                                            [schemas[i] for i in fit], max_new_tokens)
-            except (torch.OutOfMemoryError, RuntimeError) as error:
+            except RuntimeError as error:  # torch.OutOfMemoryError is one
                 if not out_of_memory_error(error):
                     raise
                 out_of_memory = f"{type(error).__name__}: {error}"  # the message only: not the frames

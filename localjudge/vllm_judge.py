@@ -35,6 +35,7 @@ from pydantic import BaseModel
 from localjudge import chat_template
 from localjudge.grammar import (
     CONTEXT_TOKENS,
+    TAIL_CHARS,
     grammar_spec,
     label_mass,
     label_quote,
@@ -92,7 +93,7 @@ class VLLMJudge:
         self.context_window = max_context or limit
         self.system_role = chat_template.system_role_supported(self.tokenizer)
         self.repeat_guard = _has_guard(llm)
-        self._fields: dict[type[BaseModel], tuple[dict[str, Any], dict[str, tuple[str, ...]]]] = {}
+        self._schemas: dict[type[BaseModel], tuple[dict[str, Any], dict[str, tuple[str, ...]]]] = {}
         self._token_text: dict[int, str] = {}
         dtype = str(model_config.dtype)
         guard = f"+repeat-guard-{MAX_REPEAT_WORDS}" if self.repeat_guard else ""
@@ -237,10 +238,10 @@ class VLLMJudge:
 
     def _schema(self, schema: type[BaseModel]) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
         """The grammar spec of a schema and its label fields, built once."""
-        if schema not in self._fields:
+        if schema not in self._schemas:
             spec = grammar_spec(schema)
-            self._fields[schema] = (spec, literal_fields(spec))
-        return self._fields[schema]
+            self._schemas[schema] = (spec, literal_fields(spec))
+        return self._schemas[schema]
 
     def _params(self, schema: type[BaseModel], max_new_tokens: int) -> Any:
         from vllm import SamplingParams
@@ -271,9 +272,10 @@ class VLLMJudge:
         from the position's top logprobs, which vLLM computes after the grammar's mask."""
         if not logprobs:
             return ()
+        choices = triggers(fields)
         found, tail = [], ""
         for k, token in enumerate(ids):
-            for trigger, labels in triggers(fields).items():
+            for trigger, labels in choices.items():
                 quote = label_quote(tail, trigger)
                 if quote is not None and k < len(logprobs) and logprobs[k]:
                     candidates = [(self._text(t), math.exp(lp.logprob)) for t, lp in logprobs[k].items()
@@ -281,7 +283,7 @@ class VLLMJudge:
                     probs = label_mass(candidates, labels, quote)
                     if probs:
                         found.append(probs)
-            tail = (tail + piece_after(self.tokenizer, ids[max(0, k - CONTEXT_TOKENS):k], token))[-40:]
+            tail = (tail + piece_after(self.tokenizer, ids[max(0, k - CONTEXT_TOKENS):k], token))[-TAIL_CHARS:]
         return tuple(found)
 
     def _text(self, token: int) -> str:

@@ -35,7 +35,7 @@ BENCHMARKS = "halueval_qa,begin,davidson"  # one per scorer: hallucination, fait
 
 def run(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from measure import RecordingJudge, Stopwatch
+    from measure import RecordingJudge, Stopwatch, replayable_calls
 
     os.environ.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
     from localjudge.bench.data import load_benchmark, rows_to_runs, select_benchmarks
@@ -45,11 +45,9 @@ def run(args: argparse.Namespace) -> None:
     from localjudge.scorers import SCORERS
 
     set_threads(args.threads, args.engine)
-    options: dict[str, Any] = {"max_rows": args.max_rows}
+    options: dict[str, Any] = {"max_rows": args.max_rows, "dtype": args.dtype}
     if args.engine == "vllm":
-        options.update(enforce_eager=args.enforce_eager or None, dtype=args.dtype)
-    elif args.dtype != "auto":
-        options["dtype"] = args.dtype
+        options["enforce_eager"] = args.enforce_eager or None
     with Stopwatch() as loading:
         judge = load_judge(args.model, engine=args.engine, **options)
     seconds, rows, results, calls = 0.0, 0, [], []
@@ -66,10 +64,7 @@ def run(args: argparse.Namespace) -> None:
             results.append({"benchmark": bench.name, "run_id": result.run_id, "score": result.score,
                             "prob_score": result.prob_score, "error": result.error,
                             "first_step": json.dumps(first, sort_keys=True)})
-        calls += [{"max_new_tokens": c.max_new_tokens, "rows": [
-            {"prompt_ids": judge.prompt_ids(p), "schema": s.model_json_schema(), "ours": g.text,  # type: ignore[attr-defined]
-             "ours_finished": g.finished, "ours_tokens": g.new_tokens}
-            for p, s, g in zip(c.prompts, c.schemas, c.generations, strict=True)]} for c in recorder.calls]
+        calls += replayable_calls(judge, recorder.calls)
         seconds, rows = seconds + watch.seconds, rows + len(runs)
         print(f"{args.engine} {bench.name}: {len(runs)} rows in {watch.seconds:.1f} s", file=sys.stderr)
     Path(args.out).write_text(json.dumps({

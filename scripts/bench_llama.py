@@ -37,7 +37,7 @@ from typing import Any
 
 def record(args: argparse.Namespace) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from measure import RecordingJudge, Stopwatch, set_offline_env, set_torch_threads
+    from measure import RecordingJudge, Stopwatch, replayable_calls, set_offline_env, set_torch_threads
 
     set_offline_env()
     from localjudge.bench.data import load_benchmark, rows_to_runs, select_benchmarks
@@ -56,10 +56,7 @@ def record(args: argparse.Namespace) -> None:
         recorder = RecordingJudge(judge)
         with Stopwatch() as watch:
             score_runs(runs, [SCORERS[bench.scorer](recorder)], batch_size=args.batch_size)
-        calls += [{"max_new_tokens": c.max_new_tokens, "rows": [
-            {"prompt_ids": judge.prompt_ids(p), "schema": s.model_json_schema(), "ours": g.text,
-             "ours_finished": g.finished, "ours_tokens": g.new_tokens}
-            for p, s, g in zip(c.prompts, c.schemas, c.generations, strict=True)]} for c in recorder.calls]
+        calls += replayable_calls(judge, recorder.calls)
         seconds, rows = seconds + watch.seconds, rows + len(runs)
         print(f"{bench.name}: {len(runs)} rows in {watch.seconds:.1f} s", file=sys.stderr)
     Path(args.out).write_text(json.dumps({"model": args.model, "seconds": seconds, "rows": rows,

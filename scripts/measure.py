@@ -240,6 +240,15 @@ class RecordingJudge:
         return out
 
 
+def replayable_calls(judge: Any, calls: Sequence[RecordedCall]) -> list[dict[str, Any]]:
+    """Recorded calls as `bench_llama.py replay` reads them: per call its token budget, per row
+    the prompt's token ids (`judge.prompt_ids`), its JSON schema and the judge's answer."""
+    return [{"max_new_tokens": c.max_new_tokens, "rows": [
+        {"prompt_ids": judge.prompt_ids(p), "schema": s.model_json_schema(), "ours": g.text,
+         "ours_finished": g.finished, "ours_tokens": g.new_tokens}
+        for p, s, g in zip(c.prompts, c.schemas, c.generations, strict=True)]} for c in calls]
+
+
 @final
 class CappedJudge:
     """Passes calls through to `judge` with `max_new_tokens` capped (None: unchanged).

@@ -72,9 +72,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
         if not isinstance(entry, dict) or unknown or "path" not in entry:
             raise ValueError(f"{p}: model entry {entry!r}: needs 'path'; unknown keys {sorted(unknown)} "
                              f"(known: {', '.join(sorted(MODEL_KEYS))})")
-        options = {key: value for key, value in entry.items() if key not in ("name", "path", "engine", "threads")}
         try:
-            check_engine(entry.get("engine", "transformers"), options)
+            check_engine(entry.get("engine", "transformers"), _engine_options(entry))
         except ValueError as error:
             raise ValueError(f"{p}: model entry {entry!r}: {error}") from None
     for entry in config["datasets"]:
@@ -83,6 +82,11 @@ def load_config(path: str | Path) -> dict[str, Any]:
             raise ValueError(f"{p}: dataset entry {entry!r}: needs 'path'; unknown keys {sorted(unknown)}")
     config.setdefault("out_dir", str(p.with_suffix("")) + "-results")
     return config
+
+
+def _engine_options(model: dict[str, Any]) -> dict[str, Any]:
+    """A model entry's options for its engine: every key but the entry's own."""
+    return {key: value for key, value in model.items() if key not in ("name", "path", "engine", "threads")}
 
 
 def _scorer_spec(entry: Any) -> tuple[str, float, str]:
@@ -103,8 +107,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         model_name = model.get("name") or Path(model["path"]).name
         engine = model.get("engine", "transformers")
         set_threads(model.get("threads"), engine)
-        options = {key: value for key, value in model.items() if key not in ("name", "path", "engine", "threads")}
-        judge = load_judge(model["path"], engine=engine, **options)  # heavy: the engine loads here
+        judge = load_judge(model["path"], engine=engine, **_engine_options(model))  # heavy: the engine loads here
         for data in config["datasets"]:
             data_name = data.get("name") or Path(data["path"]).stem
             dataset = read_table(data["path"])
