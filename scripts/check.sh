@@ -5,7 +5,7 @@
 # engine end to end) runs there afterwards; without arguments only, so a chosen subset stays one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-.venv/bin/ruff check localjudge tests scripts examples
+.venv/bin/ruff check localjudge tests scripts examples benchmarks
 .venv/bin/mypy localjudge
 .venv/bin/python -m pytest "$@"
 if [ "$#" -eq 0 ]; then

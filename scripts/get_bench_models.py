@@ -66,7 +66,7 @@ def main() -> None:
     parser.add_argument("--gguf", type=Path, help="an already assembled GGUF (its hash is still checked)")
     parser.add_argument("--force", action="store_true", help="rebuild even if the directory exists")
     parser.add_argument("--keep-gguf", action="store_true",
-                        help="also keep the verified GGUF as models/<model>.gguf (for scripts/bench_llama.py)")
+                        help="also keep the verified GGUF as models/<model>.gguf (for benchmarks/peers/bench_llama.py)")
     args = parser.parse_args()
     out = MODELS_DIR / args.model
     kept = MODELS_DIR / f"{args.model}.gguf"

@@ -1,4 +1,4 @@
-"""Build the results page of docs/view.png: scripts/example.jsonl scored by a *scripted* FakeJudge.
+"""Build the results page of docs/view.png: examples/example.jsonl scored by a *scripted* FakeJudge.
 
 No model runs: every claim, verdict and reason below is written by hand, keyed on a phrase of
 the row it answers, so the page shows realistic content (one row left unscored on purpose,
@@ -20,7 +20,7 @@ from localjudge.scorers.hallucination import LABELS
 from localjudge.tables import read_table, write_table
 from localjudge.view import write_view
 
-EXAMPLE = Path(__file__).resolve().parent / "example.jsonl"
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "example.jsonl"
 IN_WORDS = {label: word for word, label in LABELS.items()}  # the script says yes/no; the judge writes words
 NEUTRAL = [{"verdict": "no", "severity": "none",
             "reason": "Neutral and factual."}]

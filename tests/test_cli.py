@@ -13,7 +13,7 @@ from localjudge.tables import read_table, write_table
 from tests.fakes import FakeJudgeFactory
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "scripts" / "example.jsonl"
+EXAMPLE = ROOT / "examples" / "example.jsonl"
 
 
 def run_cli(capsys, *argv: str) -> tuple[int, str]:

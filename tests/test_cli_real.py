@@ -15,7 +15,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "scripts" / "example.jsonl"
+EXAMPLE = ROOT / "examples" / "example.jsonl"
 ROWS = sum(1 for line in EXAMPLE.read_text().splitlines() if line.strip())
 BIN = Path(sys.executable).parent
 ENV = {**os.environ, "TORCHDYNAMO_DISABLE": "1"}

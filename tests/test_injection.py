@@ -20,7 +20,7 @@ prompts the judge receives are compared with those of the same run without the i
 Each injection runs against the scorers that show its field (a context injection against the
 two context scorers; toxicity never shows a context).
 
-`scripts/bench_injection.py` runs the same INJECTIONS on the real model and reports how often
+`benchmarks/bench_injection.py` runs the same INJECTIONS on the real model and reports how often
 they flip its verdicts.
 """
 
@@ -55,7 +55,7 @@ class Injection(NamedTuple):
     field: str = "output"  # "output", "context" or "input"
 
 
-# The cases, shared with scripts/bench_injection.py: one JSON object per case, with the fields of `Injection`.
+# The cases, shared with benchmarks/bench_injection.py: one JSON object per case, with the fields of `Injection`.
 INJECTIONS = [Injection(**case) for case in json.loads(CASES_FILE.read_text(encoding="utf-8"))]
 
 BASE = {
@@ -145,7 +145,7 @@ CASES = [pytest.param(i, name, id=f"{i.id}-{name}") for i in INJECTIONS for name
 
 # Cases a no-op `neutralise` cannot break, and why: plain words (or JSON) inside their own block,
 # which nothing should rewrite; the judge is told to ignore them (DATA_NOTE) and the score is
-# computed from its JSON. `scripts/bench_injection.py` measures how often they sway a real model.
+# computed from its JSON. `benchmarks/bench_injection.py` measures how often they sway a real model.
 EXPLAINED = {
     "ignore-previous": "plain instruction inside its block",
     "ignore-previous-score": "plain instruction inside its block",

@@ -95,13 +95,13 @@ def test_the_guard_reads_words_through_any_tokenizer(family: str, family_dir) ->
 def test_no_string_loops_on_the_real_model_with_the_guard(real_judge) -> None:
     """The quick start's rows through every scorer: with the guard no claim, verdict reason or
     reason contains a loop. (Without it, on the same rows, 10 of 172 strings and 7 of 24 reasons
-    loop: `python scripts/bench_loops.py`; removing the guard fails this test.)"""
+    loop: `python benchmarks/bench_loops.py`; removing the guard fails this test.)"""
     import json
     from pathlib import Path
 
     from localjudge import SCORERS, evaluate
 
-    rows = [json.loads(line) for line in (Path(__file__).parent.parent / "scripts" / "example.jsonl").open()]
+    rows = [json.loads(line) for line in (Path(__file__).parent.parent / "examples" / "example.jsonl").open()]
     ev = evaluate(rows, [f(real_judge) for f in SCORERS.values()])
     texts = [r.reason or "" for name in SCORERS for r in ev.results[name]]
     texts += [v["reason"] for name in SCORERS for r in ev.results[name]

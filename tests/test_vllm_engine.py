@@ -30,7 +30,7 @@ from localjudge.vllm_judge import GUARD_ARG, VLLMJudge  # noqa: E402
 pytestmark = pytest.mark.vllm
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "scripts" / "example.jsonl"
+EXAMPLE = ROOT / "examples" / "example.jsonl"
 SCORERS = ("hallucination", "faithfulness", "toxicity")
 # vLLM as users run it, compiled: without the conftest's TORCHDYNAMO_DISABLE (which would make
 # VLLMJudge.load fall back to eager mode)

@@ -8,7 +8,7 @@ A config (YAML or TOML) looks like::
       - {name: smollm2, path: models/smollm2-135m-instruct}
     scorers: [hallucination, faithfulness, {name: toxicity, scale: 10}]
     datasets:
-      - {name: example, path: scripts/example.jsonl, context_col: context}
+      - {name: example, path: examples/example.jsonl, context_col: context}
 
 Each model is loaded once; a model entry may set `engine` (``transformers`` or ``vllm``), `threads`
 and any option of its engine (as the flags of `localjudge score`): `dtype`, `max_context`,

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # Build .venv-llama: a separate virtual environment holding llama-cpp-python, the CPU peer
-# measured by `scripts/bench_decode.py --peer llama` (same GGUF file, same prompts, its own
+# measured by `benchmarks/peers/bench_llama.py replay` (same GGUF file, same prompts, its own
 # JSON-schema grammar). It is never a dependency of localjudge: it lives only here.
 #
 # PyPI carries llama-cpp-python as a source package only: pip compiles llama.cpp with the
 # system's C/C++ compiler and CMake (about 10 minutes on 2 cores). Native CPU flags
 # (GGML_NATIVE) are left on, as a user building it on their own machine would get.
 # Idempotent: rerunning it skips what is already there.
-# Usage: bash scripts/setup_llama_peer.sh        (PYTHON=python3.11 to pick the interpreter)
+# Usage: bash benchmarks/peers/setup_llama_peer.sh        (PYTHON=python3.11 to pick the interpreter)
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 PYTHON=${PYTHON:-python3}
 VENV=.venv-llama
 if [ ! -x "$VENV/bin/python" ]; then

@@ -11,13 +11,13 @@ transformers engine and the vLLM engine, one process each, then a comparison.
    first step's prompts are the same on both engines; later prompts follow earlier answers).
 
 Usage (run each alone, same threads):
-    .venv/bin/python scripts/bench_engines.py run --engine transformers --model models/qwen2.5-coder-0.5b-instruct \\
+    .venv/bin/python benchmarks/bench_engines.py run --engine transformers --model models/qwen2.5-coder-0.5b-instruct \\
         --limit 8 --out /tmp/tf.json
-    .venv-vllm/bin/python scripts/bench_engines.py run --engine vllm --model models/qwen2.5-coder-0.5b-instruct \\
+    .venv-vllm/bin/python benchmarks/bench_engines.py run --engine vllm --model models/qwen2.5-coder-0.5b-instruct \\
         --limit 8 --out /tmp/vllm.json
-    .venv-llama/bin/python scripts/bench_llama.py replay --gguf models/qwen2.5-coder-0.5b-instruct.gguf \\
+    .venv-llama/bin/python benchmarks/peers/bench_llama.py replay --gguf models/qwen2.5-coder-0.5b-instruct.gguf \\
         --calls /tmp/tf.json
-    python scripts/bench_engines.py compare /tmp/tf.json /tmp/vllm.json
+    python benchmarks/bench_engines.py compare /tmp/tf.json /tmp/vllm.json
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ Two steps, two environments (llama-cpp-python is never a dependency of localjudg
    loop, batched as the engine batches; one untimed warm-up pass first) and write every judge
    call: each row's prompt token ids, its JSON schema, the token budget, our text; and our
    seconds for the whole timed pass.
-2. ``replay`` (.venv-llama, built by scripts/setup_llama_peer.sh): llama.cpp generates every
+2. ``replay`` (.venv-llama, built by benchmarks/peers/setup_llama_peer.sh): llama.cpp generates every
    recorded prompt from the GGUF file, greedy (top_k 1, temperature 0), constrained by its own
    JSON-schema grammar (`LlamaGrammar.from_json_schema`), one prompt at a time (the binding has
    no batch API; it reuses the KV cache of the prefix the prompt shares with the previous one).
@@ -17,9 +17,9 @@ models): llama.cpp computes on the quantized blocks, localjudge on the dequantiz
 texts can differ; both are greedy.
 
 Usage:
-    .venv/bin/python scripts/bench_llama.py record --model models/qwen2.5-coder-0.5b-instruct \\
+    .venv/bin/python benchmarks/peers/bench_llama.py record --model models/qwen2.5-coder-0.5b-instruct \\
         --benchmarks davidson,halueval_qa --limit 8 --out /tmp/calls.json
-    .venv-llama/bin/python scripts/bench_llama.py replay --gguf FILE.gguf --calls /tmp/calls.json
+    .venv-llama/bin/python benchmarks/peers/bench_llama.py replay --gguf FILE.gguf --calls /tmp/calls.json
 
 Run each alone, with the same thread count (--threads, default 2).
 """
@@ -36,7 +36,7 @@ from typing import Any
 
 
 def record(args: argparse.Namespace) -> None:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks/: measure.py
     from measure import RecordingJudge, Stopwatch, replayable_calls, set_offline_env, set_torch_threads
 
     set_offline_env()

@@ -1,7 +1,8 @@
 """What the benchmark scripts share: timers, memory, judge wrappers, rows in, tables and JSON out.
 
 A module, not a script: importing it sets no environment variable, patches nothing and imports
-neither torch nor a model. Scripts run as `python scripts/NAME.py` find it as `import measure`.
+neither torch nor a model. Scripts run as `python benchmarks/NAME.py` find it as `import measure`;
+those in `benchmarks/peers/` and `benchmarks/gpu/` put `benchmarks/` on `sys.path` first.
 
 - `set_offline_env`: call first in a script's `main`, before torch is imported.
 - `Stopwatch`, `Tally`, `ForwardTimer` (prefill vs decode, by forward hooks) and
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_MODEL = ROOT / "models" / "smollm2-135m-instruct"
-EXAMPLE_DATA = ROOT / "scripts" / "example.jsonl"
+EXAMPLE_DATA = ROOT / "examples" / "example.jsonl"
 Row = dict[str, Any]  # one data row: input, output, context, run_id
 
 

@@ -8,10 +8,10 @@ checked at every word) — and reports, per setting: strings written, looping st
 rows whose final reason loops, unscored rows (cut off), generated tokens and seconds.
 
 Usage:
-    .venv/bin/python scripts/bench_loops.py [--model DIR] [--data FILE] [--benchmark NAME --limit N]
+    .venv/bin/python benchmarks/bench_loops.py [--model DIR] [--data FILE] [--benchmark NAME --limit N]
         [--scorers hallucination,faithfulness,toxicity] [--threads N]
 
-Default: the default model on scripts/example.jsonl (the quick start's rows). Run it alone:
+Default: the default model on examples/example.jsonl (the quick start's rows). Run it alone:
 another busy process skews the seconds (the loop counts do not depend on timing).
 """
 

@@ -17,7 +17,7 @@ draft-window forwards, grammar work (masks, verification, feeding, drafts), the 
 judge, and the engine outside the judge.
 
 Usage:
-    .venv/bin/python scripts/bench_decode.py [--model DIR] [--benchmarks begin,halueval_qa,...]
+    .venv/bin/python benchmarks/bench_decode.py [--model DIR] [--benchmarks begin,halueval_qa,...]
         [--limit 8] [--batch-size 8] [--refill 32] [--threads N] [--profile] [--json OUT.json]
 
 Run it alone: on 2 cores another busy process skews every figure. State results as ratios

@@ -1,6 +1,6 @@
 """Prompt injection on a real local model: how often does appending an injection flip the verdict?
 
-Each base item (default: scripts/example.jsonl; items with an empty output are skipped) is scored
+Each base item (default: examples/example.jsonl; items with an empty output are skipped) is scored
 clean and once per injection case, with the case's text appended to the field it targets (the
 output, the context or the input; a scorer is only tried with cases on fields its prompts show:
 its `shown_fields`). The cases are those of tests/test_injection.py, read from the same data
@@ -13,7 +13,7 @@ hard verdicts changed, whether the score moved towards the "good" end (the score
 with no direction: "steered"), and whether the injected run came back unscored. It prints one
 table per scorer and writes every pair and the summary to --out as JSON.
 
-    .venv/bin/python scripts/bench_injection.py --model models/smollm2-135m-instruct \
+    .venv/bin/python benchmarks/bench_injection.py --model models/smollm2-135m-instruct \
         --limit 10 --out injection-bench.json
 
 Nothing is downloaded; `--help` loads no model.

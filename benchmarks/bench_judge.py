@@ -1,7 +1,7 @@
 """Measure the judge on this machine: load time, grammar compile cost per backend, and per
 scorer items/s and generated tokens/s at several batch sizes, with peak memory.
 
-Usage: python scripts/bench_judge.py [--model models/smollm2-135m-instruct] [--batch-sizes 1,8]
+Usage: python benchmarks/bench_judge.py [--model models/smollm2-135m-instruct] [--batch-sizes 1,8]
        [--rows 8] [--backends llguidance,outlines_core] [--threads N] [--json out.json]
 Prints a markdown table. Run it alone: another busy process on 2 cores skews every figure.
 

@@ -1,4 +1,4 @@
-"""Print the README's model-ladder table from `localjudge bench` output folders.
+"""Print the model-ladder table (docs/benchmarks/accuracy.md) from `localjudge bench` output folders.
 
 Each argument is LABEL=DIR: a row label (model and mode) and the --out-dir of one bench run.
 Per benchmark it prints the rows scored, the judge and prob AUCs with intervals, the prob
@@ -7,7 +7,7 @@ hard score (many rows at one value: the judge answers alike whatever the row), t
 replayed the worked example (unscored, or their reason dropped), the best baseline
 and, for claim scorers, the share of claims whose content words all come from the output.
 
-    python scripts/ladder_table.py "SmolLM2-135M pipeline=bench-smollm2" \
+    python benchmarks/ladder_table.py "SmolLM2-135M pipeline=bench-smollm2" \
         "Qwen2.5-Coder-0.5B direct=bench-qwen05-direct"
 """
 

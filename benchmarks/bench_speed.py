@@ -15,8 +15,8 @@ In one process, on the same rows and the same loaded model, for each scorer:
   DeepEval's documented custom-model class (a `DeepEvalBaseLLM` subclass: chat template,
   greedy, at most `--peer-max-new-tokens` per call), one test case at a time, telemetry off.
   A row whose metric raises (DeepEval raises on invalid JSON) counts as not scored, with its
-  error type. The peer lives in `scripts/deepeval_peer.py`; timers and the recording judge in
-  `scripts/measure.py`.
+  error type. The peer lives in `benchmarks/peers/deepeval_peer.py`; timers and the recording
+  judge in `benchmarks/measure.py`.
 
 Figures: seconds, rows/s, generated tokens/s, judge calls per row, peak RSS (the process's
 high-water mark so far: `ru_maxrss`), % rows scored; then our time as a ratio to the ceiling
@@ -26,11 +26,11 @@ processor (its methods timed only during that extra pass: `measure.timed_process
 of `generate`, and the engine outside the judge.
 
 Usage:
-    .venv/bin/python scripts/bench_speed.py [--model DIR] [--data FILE.jsonl] [--rows 8]
+    .venv/bin/python benchmarks/bench_speed.py [--model DIR] [--data FILE.jsonl] [--rows 8]
         [--batch-size 8] [--threads N] [--scorers hallucination,faithfulness,toxicity]
         [--profile] [--skip-ceiling] [--json OUT.json]
-    bash scripts/setup_peer.sh      # once: builds .venv-peer with DeepEval
-    .venv-peer/bin/python scripts/bench_speed.py --peer deepeval [--peer-max-new-tokens 512] ...
+    bash benchmarks/peers/setup_peer.sh      # once: builds .venv-peer with DeepEval
+    .venv-peer/bin/python benchmarks/bench_speed.py --peer deepeval [--peer-max-new-tokens 512] ...
 
 Rows come from `--data` (JSONL with input, output, context), cycled to `--rows`; rows with an
 empty output are left out (every scorer decides them without the model). Prints markdown.
@@ -49,8 +49,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from deepeval_peer import METRICS as PEER_METRICS
-from deepeval_peer import PeerRun, deepeval_env, deepeval_model, measure_deepeval
 from measure import (
     DEFAULT_MODEL,
     EXAMPLE_DATA,
@@ -68,6 +66,8 @@ from measure import (
     timed_processor,
     write_json,
 )
+from peers.deepeval_peer import METRICS as PEER_METRICS
+from peers.deepeval_peer import PeerRun, deepeval_env, deepeval_model, measure_deepeval
 
 from localjudge.scorers import SCORERS
 
@@ -337,8 +337,8 @@ def main() -> None:
         try:
             import deepeval  # noqa: F401 - fail now, not after our part has run
         except ImportError:
-            parser.error("--peer deepeval needs DeepEval: bash scripts/setup_peer.sh, then "
-                         ".venv-peer/bin/python scripts/bench_speed.py --peer deepeval")
+            parser.error("--peer deepeval needs DeepEval: bash benchmarks/peers/setup_peer.sh, then "
+                         ".venv-peer/bin/python benchmarks/bench_speed.py --peer deepeval")
 
     with Stopwatch() as loading:  # imports included
         from localjudge.transformers_judge import TransformersJudge
