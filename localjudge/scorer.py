@@ -1,66 +1,27 @@
-"""The step engine: a scorer declares its steps; the engine runs them a batch at a time.
+"""A scorer: the steps it declares, its score and its reason, and the builder that makes one.
 
 A scorer is Mastra's pipeline: optional `preprocess` and `analyze` steps, `generate_score`, and
 an optional `generate_reason`, each a `JudgeStep` or a plain function (see `localjudge.steps`).
 Build one with `create_scorer(...).preprocess(...).analyze(...).generate_score(...)`; the
-built-in scorers are written that way.
-
-For a batch of runs the engine renders a judge step's prompt for every item still in play,
-makes exactly one judge call for the step (plus one retry call for the items whose JSON was cut
-off), validates each answer against its schema, and goes on to the next step. A function step
-runs per item. An item whose answer is still bad, or whose step raised, is recorded as unscored
-with the error (and raw text); the rest of the batch goes on.
+built-in scorers are written that way. A `Scorer` is a frozen value: it declares, and the step
+engine (`localjudge.step_engine`) runs it a batch at a time, one judge call per judge step.
 """
 
 from __future__ import annotations
 
-import logging
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from decimal import ROUND_HALF_UP, Decimal
+from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import Any, Literal, NamedTuple
+from typing import Any, Literal
 
-from pydantic import BaseModel, ValidationError
-
-from localjudge.copying import copied_text
-from localjudge.judge import ChatPrompt, Generation, Judge
-from localjudge.repetition import drop_repeats
-from localjudge.result import ErrorKind, ScoreResult
-from localjudge.runs import InvalidRunError, Sample, context_of, run_id_of, to_sample
-from localjudge.schemas import token_budget
-from localjudge.steps import (
-    ContextArg,
-    JudgeStep,
-    Results,
-    Shortcut,
-    Step,
-    StepFunction,
-    UnscorableError,
-    call_get_context,
-)
+from localjudge import step_engine
+from localjudge.judge import Judge
+from localjudge.result import ScoreResult
+from localjudge.runs import InvalidRunError, Sample, context_of, to_sample
+from localjudge.step_engine import round_half_up
+from localjudge.steps import ContextArg, JudgeStep, Results, Shortcut, Step, UnscorableError, call_get_context
 from localjudge.versioning import probe, prompt_hash, shown_fields
-
-log = logging.getLogger(__name__)
-
-
-
-class Failure(NamedTuple):
-    """Why an item got no usable answer from a step: kind and message."""
-
-    kind: ErrorKind
-    message: str
-
-
-Answer = tuple["_Item", "dict[str, Any] | Failure", Generation]  # an item, its parsed answer, the raw output
-STEPS = ("preprocess", "analyze")  # the steps before the score, in order
-
-
-def round_half_up(value: float, places: int = 2) -> float:
-    """Round to `places` decimals, halves away from zero (0.125 -> 0.13, unlike `round`)."""
-    quantum = Decimal(1).scaleb(-places)
-    return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
 
 
 def check_scale(scale: float) -> float:
@@ -70,19 +31,6 @@ def check_scale(scale: float) -> float:
     if not math.isfinite(scale) or scale <= 0:
         raise ValueError(f"scale must be a finite positive number, got {scale!r}")
     return float(scale)
-
-
-@dataclass
-class _Item:
-    """Working state of one run inside `Scorer.run_batch`."""
-
-    sample: Sample
-    results: Results = field(default_factory=dict)
-    prompts: dict[str, str] = field(default_factory=dict)
-    label_probs: dict[str, tuple[dict[str, float], ...]] = field(default_factory=dict)
-    new_tokens: int = 0
-    score: float | None = None
-    result: ScoreResult | None = None
 
 
 def _no_shortcut(run: Sample, results: Results) -> Shortcut | None:
@@ -237,199 +185,7 @@ class Scorer:
         missing = [s for s in self._steps() if isinstance(s, JudgeStep) and s.judge is None and self.judge is None]
         if missing:
             raise ValueError(f"scorer {self.name!r} has judge steps but no judge: create_scorer(..., judge=...)")
-        items: list[_Item] = []
-        for index, run in enumerate(runs):
-            try:
-                items.append(_Item(run if isinstance(run, Sample) else self.sample(run)))
-            except Exception as error:  # noqa: BLE001 - get_context is user code
-                if on_invalid == "raise":
-                    raise InvalidRunError(f"run {index}: {error}") from error
-                blank = _Item(Sample(run_id_of(run) if isinstance(run, Mapping) else None, "", ""))
-                blank.result = ScoreResult(blank.sample.run_id, self.name, None, None, error=f"invalid run: {error}",
-                                           error_kind="invalid_run")
-                items.append(blank)
-
-        for name in STEPS:
-            step = getattr(self, f"{name}_step")
-            if step is not None:
-                self._shortcuts(items)
-                self._run_step(name, step, [it for it in items if it.result is None])
-        self._shortcuts(items)
-        self._score([it for it in items if it.result is None])
-        self._reason([it for it in items if it.result is None])
-        return [item.result for item in items]  # type: ignore[misc]
-
-    def _shortcuts(self, items: list[_Item]) -> None:
-        for item in items:
-            if item.result is None and (decided := self.shortcut(item.sample, item.results)):
-                fraction, reason = decided  # decided by rule: certain, so prob_score = score
-                item.result = replace(
-                    self._result(item, round_half_up(fraction * self.scale), reason),
-                    prob_score=round_half_up(fraction * self.scale, 4),
-                )
-
-    def _run_step(self, name: str, step: Step, items: list[_Item]) -> None:
-        """One step for `items`: one judge call (plus retry) or the function per item."""
-        if not isinstance(step, JudgeStep):
-            for item in items:
-                try:
-                    item.results[f"{name}_step_result"] = step(item.sample, item.results)
-                except Exception as error:  # noqa: BLE001 - user code: this item only
-                    item.result = self._unscored(item, _failure(error), None, f"{name} step")
-            return
-        if step.by_rule is not None:
-            items = self._by_rule(name, step.by_rule, items)
-        answered, failed = self._ask(name, step, items)
-        for item, why in failed:
-            item.result = self._unscored(item, why, None, f"{name} step")
-        for item, answer, out in answered:
-            if isinstance(answer, Failure):
-                item.result = self._unscored(item, answer, out.text, f"{name} step")
-                continue
-            if (copied := copied_text(answer, step.examples, item.sample)) is not None:
-                why = Failure("copied_example", f"the judge copied the worked example: {copied!r}")
-                item.result = self._unscored(item, why, out.text, f"{name} step")
-                continue
-            try:
-                item.results[f"{name}_step_result"] = step.finish(item.sample, item.results, answer)
-            except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's finish: this item only
-                item.result = self._unscored(item, _failure(error), out.text, f"{name} step")
-
-    def _by_rule(self, name: str, rule: StepFunction, items: list[_Item]) -> list[_Item]:
-        """Give the items the step's rule decides their result; return the rest (for the judge)."""
-        rest = []
-        for item in items:
-            try:
-                decided = rule(item.sample, item.results)
-            except Exception as error:  # noqa: BLE001 - a user's rule: this item only
-                item.result = self._unscored(item, _failure(error), None, f"{name} step")
-                continue
-            if decided is None:
-                rest.append(item)
-            else:
-                item.results[f"{name}_step_result"] = decided
-        return rest
-
-    def _ask(self, name: str, step: JudgeStep, items: list[_Item]) -> tuple[list[Answer], list[tuple[_Item, Failure]]]:
-        """Render, one judge call for all items (one retry call for cut-off answers), parse.
-        Returns the answers (parsed data, or a `Failure`) and the items whose prompt or schema
-        could not be made, with why."""
-        asked: list[tuple[_Item, type[BaseModel], ChatPrompt]] = []
-        failed: list[tuple[_Item, Failure]] = []
-        for item in items:
-            try:
-                schema = step.schema_for(item.sample, item.results)
-                item.prompts[name] = step.prompt(item.sample, item.results)
-            except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's prompt function
-                failed.append((item, _failure(error)))
-                continue
-            chat = _chat(step.instructions or self.instructions, item.prompts[name], step.examples)
-            asked.append((item, schema, chat))
-        if not asked:
-            return [], failed
-        judge = step.judge or self.judge
-        prompts, schemas = [p for _, _, p in asked], [s for _, s, _ in asked]
-        budget = max(token_budget(s) for s in schemas)
-        outputs = judge.generate(prompts, schemas, max_new_tokens=budget)  # type: ignore[union-attr]
-        parsed = [_parse(out, schema) for out, schema in zip(outputs, schemas, strict=True)]
-        # A constrained answer fails only by being cut off: retry those once, with more room.
-        retry = [i for i, p in enumerate(parsed) if isinstance(p, Failure) and not outputs[i].finished]
-        if retry:
-            log.info("%s/%s: retrying %d cut-off item(s) with twice the budget", self.name, name, len(retry))
-            again = judge.generate(  # type: ignore[union-attr]
-                [prompts[i] for i in retry], [schemas[i] for i in retry], max_new_tokens=2 * budget
-            )
-            for i, out in zip(retry, again, strict=True):
-                outputs[i] = replace(out, new_tokens=outputs[i].new_tokens + out.new_tokens)
-                parsed[i] = _parse(out, schemas[i])
-        for (item, _, _), out in zip(asked, outputs, strict=True):
-            item.new_tokens += out.new_tokens
-            item.label_probs[name] = out.label_probs
-        return [(item, answer, out) for (item, _, _), answer, out in zip(asked, parsed, outputs, strict=True)], failed
-
-    def _score(self, items: list[_Item]) -> None:
-        for item in items:
-            try:
-                fraction = self.score_step(item.sample, item.results)  # type: ignore[misc]
-            except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's formula
-                item.result = self._unscored(item, _failure(error), None, "score")
-                continue
-            if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
-                why = Failure("step_error", f"generate_score gave {fraction!r}, not a fraction in [0, 1]")
-                item.result = self._unscored(item, why, None, "score")
-                continue
-            item.score = round_half_up(fraction * self.scale)
-
-    def _reason(self, items: list[_Item]) -> None:
-        """The reason for every scored item (one judge call for all, for a judge step)."""
-        for item in items:
-            item.results["score"] = item.score
-        step = self.reason_step
-        if step is None:
-            reasons: dict[int, tuple[str | None, str | None]] = {id(it): (None, None) for it in items}
-        elif not isinstance(step, JudgeStep):
-            reasons = {}
-            for item in items:
-                try:
-                    reasons[id(item)] = (_reason_text(step(item.sample, item.results)), None)
-                except Exception as error:  # noqa: BLE001 - user code: no reason, still scored
-                    reasons[id(item)] = (f"[no reason: {type(error).__name__}: {error}]", None)
-        else:
-            answered, failed = self._ask("reason", step, items)
-            reasons = {id(item): (f"[no reason: {why.message}]", None) for item, why in failed}  # still scored
-            for item, answer, out in answered:
-                if isinstance(answer, Failure):
-                    reasons[id(item)] = (f"[no reason: {answer.message}]", out.text)
-                    continue
-                if (copied := copied_text(answer, step.examples, item.sample)) is not None:
-                    reasons[id(item)] = (f"[no reason: the judge copied the worked example: {copied!r}]", out.text)
-                    continue
-                try:
-                    reasons[id(item)] = (_reason_text(step.finish(item.sample, item.results, answer)), None)
-                except Exception as error:  # noqa: BLE001 - user code: no reason, still scored
-                    reasons[id(item)] = (f"[no reason: {type(error).__name__}: {error}]", out.text)
-        for item in items:
-            del item.results["score"]
-            reason, raw = reasons[id(item)]
-            item.result = self._result(item, item.score, reason, raw=raw)  # type: ignore[arg-type]
-
-    def _prob_score(self, item: _Item) -> float | None:
-        if self.prob_score_fn is None or not item.label_probs.get("analyze"):
-            return None
-        fraction = self.prob_score_fn(item.results, item.label_probs)
-        return None if fraction is None else round_half_up(fraction * self.scale, 4)
-
-    def _result(self, item: _Item, score: float, reason: str | None, raw: str | None = None) -> ScoreResult:
-        return ScoreResult(
-            run_id=item.sample.run_id,
-            scorer=self.name,
-            score=score,
-            reason=reason,
-            preprocess_step_result=item.results.get("preprocess_step_result"),
-            preprocess_prompt=item.prompts.get("preprocess"),
-            analyze_step_result=item.results.get("analyze_step_result"),
-            analyze_prompt=item.prompts.get("analyze"),
-            generate_reason_prompt=item.prompts.get("reason"),
-            prob_score=self._prob_score(item) if "analyze_step_result" in item.results else None,
-            raw_output=raw,
-            new_tokens=item.new_tokens,
-        )
-
-    def _unscored(self, item: _Item, why: Failure, raw: str | None, where: str) -> ScoreResult:
-        return ScoreResult(
-            run_id=item.sample.run_id,
-            scorer=self.name,
-            score=None,
-            reason=None,
-            preprocess_step_result=item.results.get("preprocess_step_result"),
-            preprocess_prompt=item.prompts.get("preprocess"),
-            analyze_step_result=item.results.get("analyze_step_result"),
-            analyze_prompt=item.prompts.get("analyze"),
-            error=f"{where}: {why.message}",
-            error_kind=why.kind,
-            raw_output=raw,
-            new_tokens=item.new_tokens,
-        )
+        return step_engine.run_batch(self, runs, on_invalid)
 
 
 def create_scorer(
@@ -474,44 +230,6 @@ def create_scorer(
                   scale=scale, id=id, needs_context=needs_context, context=context, get_context=get_context,
                   fallback_context=fallback_context, shortcut=shortcut or _no_shortcut, prob_score_fn=prob_score,
                   positive=positive, higher_is_better=higher_is_better)
-
-
-def _reason_text(value: Any) -> str:
-    """A reason step's result as text: a string, or a mapping's ``"reason"`` string."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, Mapping) and isinstance(value.get("reason"), str):
-        return str(value["reason"])
-    return f"[no reason: the reason step gave {type(value).__name__}, not text]"
-
-
-def _chat(system: str, user: str, examples: Sequence[tuple[str, str]] = ()) -> ChatPrompt:
-    chat = [{"role": "system", "content": system}]
-    for example_user, example_answer in examples:
-        chat += [{"role": "user", "content": example_user}, {"role": "assistant", "content": example_answer}]
-    return chat + [{"role": "user", "content": user}]
-
-
-def _failure(error: Exception) -> Failure:
-    """A step's exception as a failure: `UnscorableError` says why in its own words; anything
-    else is a bug in user code, named with its type."""
-    if isinstance(error, UnscorableError):
-        return Failure("unscorable", str(error))
-    return Failure("step_error", f"{type(error).__name__}: {error}")
-
-
-def _parse(output: Generation, schema: type[BaseModel]) -> dict[str, Any] | Failure:
-    """The validated answer as plain data (a string's trailing repeats dropped: see
-    `localjudge.repetition`), or why not."""
-    if output.error is not None:
-        return Failure(output.error_kind or "judge_failed", output.error)
-    try:
-        return drop_repeats(schema.model_validate_json(output.text).model_dump())
-    except ValidationError as error:
-        cut = "" if output.finished else " (cut off at the token limit)"
-        first = error.errors()[0]
-        where = ".".join(str(p) for p in first.get("loc", ())) or "document"
-        return Failure("invalid_output", f"invalid JSON{cut}: {where}: {first.get('msg', 'invalid')}")
 
 
 __all__ = ["JudgeStep", "Scorer", "UnscorableError", "create_scorer", "round_half_up"]

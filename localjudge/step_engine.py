@@ -1,0 +1,277 @@
+"""The step engine: one scorer over a batch of runs, one judge call per judge step.
+
+`Scorer.run_batch` calls `run_batch` here. For a batch the engine renders a judge step's
+prompt for every item still in play, makes exactly one judge call for the step (plus one retry
+call for the items whose JSON was cut off), validates each answer against its schema
+(`localjudge.answers`), and goes on to the next step. A function step runs per item. An item
+whose answer is still bad, or whose step raised, is recorded as unscored with the error (and
+raw text); the rest of the batch goes on. Then the score (a pure function of the step results)
+and the reason, again one judge call for the batch.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from decimal import ROUND_HALF_UP, Decimal
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+from localjudge.answers import Failure, failure_of, parse_answer, reason_text
+from localjudge.copying import copied_text
+from localjudge.judge import ChatPrompt, Generation
+from localjudge.result import ScoreResult
+from localjudge.runs import InvalidRunError, Sample, run_id_of
+from localjudge.schemas import token_budget
+from localjudge.steps import JudgeStep, Results, Step, StepFunction
+
+if TYPE_CHECKING:
+    from localjudge.scorer import Scorer
+
+log = logging.getLogger(__name__)
+
+STEPS = ("preprocess", "analyze")  # the steps before the score, in order
+
+
+def round_half_up(value: float, places: int = 2) -> float:
+    """Round to `places` decimals, halves away from zero (0.125 -> 0.13, unlike `round`)."""
+    quantum = Decimal(1).scaleb(-places)
+    return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
+
+
+@dataclass
+class _Item:
+    """Working state of one run inside `run_batch`."""
+
+    sample: Sample
+    results: Results = field(default_factory=dict)
+    prompts: dict[str, str] = field(default_factory=dict)
+    label_probs: dict[str, tuple[dict[str, float], ...]] = field(default_factory=dict)
+    new_tokens: int = 0
+    score: float | None = None
+    result: ScoreResult | None = None
+
+
+Answer = tuple[_Item, "dict[str, Any] | Failure", Generation]  # an item, its parsed answer, the raw output
+
+
+def run_batch(
+    scorer: Scorer,
+    runs: Sequence[Mapping[str, Any] | Sample],
+    on_invalid: Literal["raise", "record"],
+) -> list[ScoreResult]:
+    """`scorer` on `runs`: one result per run, in input order (see `Scorer.run_batch`, which has
+    checked that the scorer is complete)."""
+    items: list[_Item] = []
+    for index, run in enumerate(runs):
+        try:
+            items.append(_Item(run if isinstance(run, Sample) else scorer.sample(run)))
+        except Exception as error:  # noqa: BLE001 - get_context is user code
+            if on_invalid == "raise":
+                raise InvalidRunError(f"run {index}: {error}") from error
+            blank = _Item(Sample(run_id_of(run) if isinstance(run, Mapping) else None, "", ""))
+            blank.result = ScoreResult(blank.sample.run_id, scorer.name, None, None, error=f"invalid run: {error}",
+                                       error_kind="invalid_run")
+            items.append(blank)
+
+    for name in STEPS:
+        step = getattr(scorer, f"{name}_step")
+        if step is not None:
+            _shortcuts(scorer, items)
+            _run_step(scorer, name, step, [it for it in items if it.result is None])
+    _shortcuts(scorer, items)
+    _score(scorer, [it for it in items if it.result is None])
+    _reason(scorer, [it for it in items if it.result is None])
+    return [item.result for item in items]  # type: ignore[misc]
+
+
+def _shortcuts(scorer: Scorer, items: list[_Item]) -> None:
+    for item in items:
+        if item.result is None and (decided := scorer.shortcut(item.sample, item.results)):
+            fraction, reason = decided  # decided by rule: certain, so prob_score = score
+            item.result = replace(
+                _result(scorer, item, round_half_up(fraction * scorer.scale), reason),
+                prob_score=round_half_up(fraction * scorer.scale, 4),
+            )
+
+
+def _run_step(scorer: Scorer, name: str, step: Step, items: list[_Item]) -> None:
+    """One step for `items`: one judge call (plus retry) or the function per item."""
+    if not isinstance(step, JudgeStep):
+        for item in items:
+            try:
+                item.results[f"{name}_step_result"] = step(item.sample, item.results)
+            except Exception as error:  # noqa: BLE001 - user code: this item only
+                item.result = _unscored(scorer, item, failure_of(error), None, f"{name} step")
+        return
+    if step.by_rule is not None:
+        items = _by_rule(scorer, name, step.by_rule, items)
+    answered, failed = _ask(scorer, name, step, items)
+    for item, why in failed:
+        item.result = _unscored(scorer, item, why, None, f"{name} step")
+    for item, answer, out in answered:
+        if isinstance(answer, Failure):
+            item.result = _unscored(scorer, item, answer, out.text, f"{name} step")
+            continue
+        if (copied := copied_text(answer, step.examples, item.sample)) is not None:
+            why = Failure("copied_example", f"the judge copied the worked example: {copied!r}")
+            item.result = _unscored(scorer, item, why, out.text, f"{name} step")
+            continue
+        try:
+            item.results[f"{name}_step_result"] = step.finish(item.sample, item.results, answer)
+        except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's finish: this item only
+            item.result = _unscored(scorer, item, failure_of(error), out.text, f"{name} step")
+
+
+def _by_rule(scorer: Scorer, name: str, rule: StepFunction, items: list[_Item]) -> list[_Item]:
+    """Give the items the step's rule decides their result; return the rest (for the judge)."""
+    rest = []
+    for item in items:
+        try:
+            decided = rule(item.sample, item.results)
+        except Exception as error:  # noqa: BLE001 - a user's rule: this item only
+            item.result = _unscored(scorer, item, failure_of(error), None, f"{name} step")
+            continue
+        if decided is None:
+            rest.append(item)
+        else:
+            item.results[f"{name}_step_result"] = decided
+    return rest
+
+
+def _ask(scorer: Scorer, name: str, step: JudgeStep,
+         items: list[_Item]) -> tuple[list[Answer], list[tuple[_Item, Failure]]]:
+    """Render, one judge call for all items (one retry call for cut-off answers), parse.
+    Returns the answers (parsed data, or a `Failure`) and the items whose prompt or schema
+    could not be made, with why."""
+    asked: list[tuple[_Item, type[BaseModel], ChatPrompt]] = []
+    failed: list[tuple[_Item, Failure]] = []
+    for item in items:
+        try:
+            schema = step.schema_for(item.sample, item.results)
+            item.prompts[name] = step.prompt(item.sample, item.results)
+        except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's prompt function
+            failed.append((item, failure_of(error)))
+            continue
+        prompt = chat(step.instructions or scorer.instructions, item.prompts[name], step.examples)
+        asked.append((item, schema, prompt))
+    if not asked:
+        return [], failed
+    judge = step.judge or scorer.judge
+    prompts, schemas = [p for _, _, p in asked], [s for _, s, _ in asked]
+    budget = max(token_budget(s) for s in schemas)
+    outputs = judge.generate(prompts, schemas, max_new_tokens=budget)  # type: ignore[union-attr]
+    parsed = [parse_answer(out, schema) for out, schema in zip(outputs, schemas, strict=True)]
+    # A constrained answer fails only by being cut off: retry those once, with more room.
+    retry = [i for i, p in enumerate(parsed) if isinstance(p, Failure) and not outputs[i].finished]
+    if retry:
+        log.info("%s/%s: retrying %d cut-off item(s) with twice the budget", scorer.name, name, len(retry))
+        again = judge.generate(  # type: ignore[union-attr]
+            [prompts[i] for i in retry], [schemas[i] for i in retry], max_new_tokens=2 * budget
+        )
+        for i, out in zip(retry, again, strict=True):
+            outputs[i] = replace(out, new_tokens=outputs[i].new_tokens + out.new_tokens)
+            parsed[i] = parse_answer(out, schemas[i])
+    for (item, _, _), out in zip(asked, outputs, strict=True):
+        item.new_tokens += out.new_tokens
+        item.label_probs[name] = out.label_probs
+    return [(item, answer, out) for (item, _, _), answer, out in zip(asked, parsed, outputs, strict=True)], failed
+
+
+def chat(system: str, user: str, examples: Sequence[tuple[str, str]] = ()) -> ChatPrompt:
+    """The chat a judge step sends: system message, worked examples as turns, the rendered prompt."""
+    messages = [{"role": "system", "content": system}]
+    for example_user, example_answer in examples:
+        messages += [{"role": "user", "content": example_user}, {"role": "assistant", "content": example_answer}]
+    return messages + [{"role": "user", "content": user}]
+
+
+def _score(scorer: Scorer, items: list[_Item]) -> None:
+    for item in items:
+        try:
+            fraction = scorer.score_step(item.sample, item.results)  # type: ignore[misc]
+        except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's formula
+            item.result = _unscored(scorer, item, failure_of(error), None, "score")
+            continue
+        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
+            why = Failure("step_error", f"generate_score gave {fraction!r}, not a fraction in [0, 1]")
+            item.result = _unscored(scorer, item, why, None, "score")
+            continue
+        item.score = round_half_up(fraction * scorer.scale)
+
+
+def _reason(scorer: Scorer, items: list[_Item]) -> None:
+    """The reason for every scored item (one judge call for all, for a judge step)."""
+    for item in items:
+        item.results["score"] = item.score
+    step = scorer.reason_step
+    if step is None:
+        reasons: dict[int, tuple[str | None, str | None]] = {id(it): (None, None) for it in items}
+    elif not isinstance(step, JudgeStep):
+        reasons = {}
+        for item in items:
+            try:
+                reasons[id(item)] = (reason_text(step(item.sample, item.results)), None)
+            except Exception as error:  # noqa: BLE001 - user code: no reason, still scored
+                reasons[id(item)] = (f"[no reason: {type(error).__name__}: {error}]", None)
+    else:
+        answered, failed = _ask(scorer, "reason", step, items)
+        reasons = {id(item): (f"[no reason: {why.message}]", None) for item, why in failed}  # still scored
+        for item, answer, out in answered:
+            if isinstance(answer, Failure):
+                reasons[id(item)] = (f"[no reason: {answer.message}]", out.text)
+                continue
+            if (copied := copied_text(answer, step.examples, item.sample)) is not None:
+                reasons[id(item)] = (f"[no reason: the judge copied the worked example: {copied!r}]", out.text)
+                continue
+            try:
+                reasons[id(item)] = (reason_text(step.finish(item.sample, item.results, answer)), None)
+            except Exception as error:  # noqa: BLE001 - user code: no reason, still scored
+                reasons[id(item)] = (f"[no reason: {type(error).__name__}: {error}]", out.text)
+    for item in items:
+        del item.results["score"]
+        reason, raw = reasons[id(item)]
+        item.result = _result(scorer, item, item.score, reason, raw=raw)  # type: ignore[arg-type]
+
+
+def _prob_score(scorer: Scorer, item: _Item) -> float | None:
+    if scorer.prob_score_fn is None or not item.label_probs.get("analyze"):
+        return None
+    fraction = scorer.prob_score_fn(item.results, item.label_probs)
+    return None if fraction is None else round_half_up(fraction * scorer.scale, 4)
+
+
+def _result(scorer: Scorer, item: _Item, score: float, reason: str | None, raw: str | None = None) -> ScoreResult:
+    return ScoreResult(
+        run_id=item.sample.run_id,
+        scorer=scorer.name,
+        score=score,
+        reason=reason,
+        preprocess_step_result=item.results.get("preprocess_step_result"),
+        preprocess_prompt=item.prompts.get("preprocess"),
+        analyze_step_result=item.results.get("analyze_step_result"),
+        analyze_prompt=item.prompts.get("analyze"),
+        generate_reason_prompt=item.prompts.get("reason"),
+        prob_score=_prob_score(scorer, item) if "analyze_step_result" in item.results else None,
+        raw_output=raw,
+        new_tokens=item.new_tokens,
+    )
+
+
+def _unscored(scorer: Scorer, item: _Item, why: Failure, raw: str | None, where: str) -> ScoreResult:
+    return ScoreResult(
+        run_id=item.sample.run_id,
+        scorer=scorer.name,
+        score=None,
+        reason=None,
+        preprocess_step_result=item.results.get("preprocess_step_result"),
+        preprocess_prompt=item.prompts.get("preprocess"),
+        analyze_step_result=item.results.get("analyze_step_result"),
+        analyze_prompt=item.prompts.get("analyze"),
+        error=f"{where}: {why.message}",
+        error_kind=why.kind,
+        raw_output=raw,
+        new_tokens=item.new_tokens,
+    )
