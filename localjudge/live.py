@@ -6,7 +6,7 @@ runs through `submit`. Each call is sampled per scorer (a seeded ratio, or every
 and scored by one background worker that batches what has queued (up to `max_batch` runs, or
 whatever arrived within `max_wait` seconds of the first) and makes one judge call per scorer
 step per batch, as every other path does. Results go to a store (SQLite by default, JSONL by
-suffix) and to an optional callback.
+suffix: `localjudge.live_store`) and to an optional callback. Sampling is `localjudge.live_sampling`.
 
 The wrapped function is never blocked or broken by scoring: sampling and queueing cost
 microseconds, the queue is bounded and what overflows it is counted (`stats.dropped`) and
@@ -20,135 +20,25 @@ from __future__ import annotations
 import atexit
 import functools
 import inspect
-import json
 import logging
 import queue
-import random
-import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from localjudge.evaluate import score_runs
+from localjudge.live_sampling import Sampler
+from localjudge.live_store import JsonlResults, ResultSink, SqliteResults, open_sink, read_results, record_of
 from localjudge.result import ScoreResult
 from localjudge.scorer import Scorer
 
 log = logging.getLogger(__name__)
 
 DEFAULT_STORE = "localjudge-live.db"
-
-
-class Sampler:
-    """Decides, call by call, whether a scorer scores it: ``{"type": "ratio", "rate": r}`` (a
-    seeded random share), ``{"type": "every", "n": n}`` (calls 1, n+1, 2n+1, ...) or
-    ``{"type": "none"}`` (every call). Thread-safe; the same seed gives the same decisions."""
-
-    def __init__(self, spec: Mapping[str, Any] | float | None = None, *, seed: int = 0) -> None:
-        spec = {"type": "none"} if spec is None else {"type": "ratio", "rate": spec} if isinstance(
-            spec, (int, float)) else dict(spec)
-        kind = spec.get("type")
-        if kind == "ratio":
-            rate = spec.get("rate")
-            if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
-                raise ValueError(f"sampling ratio needs a rate in [0, 1], got {rate!r}")
-        elif kind == "every":
-            n = spec.get("n")
-            if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-                raise ValueError(f"sampling every-n needs an integer n >= 1, got {n!r}")
-        elif kind != "none":
-            raise ValueError(f"unknown sampling {spec!r}: give {{'type': 'ratio', 'rate': r}}, "
-                             "{'type': 'every', 'n': n} or {'type': 'none'}")
-        self.spec = spec
-        self._rng = random.Random(seed)
-        self._count = 0
-        self._lock = threading.Lock()
-
-    def __call__(self) -> bool:
-        with self._lock:
-            self._count += 1
-            if self.spec["type"] == "ratio":
-                return self._rng.random() < self.spec["rate"]
-            if self.spec["type"] == "every":
-                return (self._count - 1) % self.spec["n"] == 0
-            return True
-
-
-class ResultSink(Protocol):
-    """Where live results go: written by the worker thread only, a batch at a time."""
-
-    def write(self, records: Sequence[dict[str, Any]]) -> None: ...
-
-    def close(self) -> None: ...
-
-
-COLUMNS = ("created_at", "scorer", "run_id", "score", "prob_score", "reason", "error", "error_kind", "input",
-           "output", "result")
-
-
-class SqliteResults:
-    """Results in a SQLite table `results` (WAL journal: readers never block the writer). The
-    connection is opened by the first `write`, in the worker's thread."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-        self._db: sqlite3.Connection | None = None
-
-    def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS results (id INTEGER PRIMARY KEY, created_at TEXT, scorer TEXT, run_id TEXT, "
-            "score REAL, prob_score REAL, reason TEXT, error TEXT, error_kind TEXT, input TEXT, output TEXT, "
-            "result TEXT)")
-        return db
-
-    def write(self, records: Sequence[dict[str, Any]]) -> None:
-        if self._db is None:
-            self._db = self._connect()
-        with self._db:  # one transaction per batch
-            self._db.executemany(
-                f"INSERT INTO results ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
-                [tuple(r[c] for c in COLUMNS) for r in records])
-
-    def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
-
-
-class JsonlResults:
-    """Results as JSON lines, appended and flushed a batch at a time."""
-
-    def __init__(self, path: str | Path) -> None:
-        self.path = Path(path)
-
-    def write(self, records: Sequence[dict[str, Any]]) -> None:
-        with self.path.open("a", encoding="utf-8") as handle:
-            handle.write("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-
-    def close(self) -> None:
-        pass
-
-
-def read_results(path: str | Path) -> list[dict[str, Any]]:
-    """Every live result stored at `path` (SQLite or JSONL), oldest first."""
-    path = Path(path)
-    if path.suffix == ".jsonl":
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
-        db.row_factory = sqlite3.Row
-        return [dict(row) for row in db.execute("SELECT * FROM results ORDER BY id")]
-
-
-def _sink(store: str | Path | ResultSink | None) -> ResultSink | None:
-    if store is None or not isinstance(store, (str, Path)):
-        return store
-    return JsonlResults(store) if Path(store).suffix == ".jsonl" else SqliteResults(store)
 
 
 @dataclass(frozen=True)
@@ -164,10 +54,6 @@ class LiveStats:
     unscored: int
     dropped: int
     failed_writes: int
-
-
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
 
 
 class LiveScorer:
@@ -204,7 +90,7 @@ class LiveScorer:
         if max_batch < 1 or queue_size < 1 or max_wait < 0:
             raise ValueError("max_batch and queue_size must be at least 1, max_wait at least 0")
         self._entries = self._parse(scorers, sampling, seed)
-        self._sink = _sink(store)
+        self._sink = open_sink(store)
         self._on_result = on_result
         self._max_batch, self._max_wait = max_batch, max_wait
         self._queue: queue.Queue[tuple[dict[str, Any], list[Scorer]] | None] = queue.Queue(queue_size)
@@ -379,7 +265,7 @@ class LiveScorer:
             # score_runs: one judge call per step for these runs, a judge failure recorded per run
             results, _ = score_runs(runs, [scorer], batch_size=len(runs))
             for run, result in zip(runs, results[scorer.name], strict=True):
-                records.append(_record(run, result))
+                records.append(record_of(run, result))
                 delivered.append((run, result))
         with self._lock:
             self._counts["scored"] += sum(r.scored for _, r in delivered)
@@ -401,11 +287,5 @@ def _default_run(args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> 
     return {"input": question, "output": result}
 
 
-def _record(run: Mapping[str, Any], result: ScoreResult) -> dict[str, Any]:
-    return {
-        "created_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds"),
-        "scorer": result.scorer, "run_id": result.run_id, "score": result.score, "prob_score": result.prob_score,
-        "reason": result.reason, "error": result.error, "error_kind": result.error_kind,
-        "input": _text(run.get("input", "")), "output": _text(run.get("output", "")),
-        "result": json.dumps(result.to_dict(), ensure_ascii=False, default=str),
-    }
+__all__ = ["DEFAULT_STORE", "JsonlResults", "LiveScorer", "LiveStats", "ResultSink", "Sampler", "SqliteResults",
+           "read_results"]
