@@ -21,8 +21,14 @@ token, even those the grammar already knows. This loop drives the model's forwar
 Drafting is used where holes in the cache are exact: plain attention, and for sliding-window
 layers only while the whole cache stays inside the window (`draft_fits`).
 
-The cache of full-attention layers is written into a preallocated buffer (`GrowingLayer`)
+The cache of full-attention layers is written into a preallocated buffer (`localjudge.kv_cache`)
 instead of growing by concatenation at every pass, which copies the whole cache each time.
+
+**Wide passes are bounded.** A pass is as wide as its widest row window, and every row pays
+that width. Drafts are cut so that at least half the positions a pass carries are real tokens
+(`pass_width`): at batch 1 every forced run is drafted whole; in a large batch, a few rows in a
+forced run no longer make every row's pass 17 positions wide (on a GPU, with the mask's
+`repeat_kv` copies, that costs more than the steps it saves).
 """
 
 from __future__ import annotations
@@ -32,120 +38,11 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 import torch
-from transformers.cache_utils import DynamicLayer
 
+from localjudge.kv_cache import GrowingLayer, on_device_of, preallocate
 from localjudge.processor import RowGrammars
 
 MAX_DRAFT = 16  # forced tokens drafted per row per step
-
-
-class GrowingLayer(DynamicLayer):
-    """A full-attention KV cache layer in a preallocated buffer, grown (rarely) when full:
-    a pass writes its keys and values in place, and attention reads a view of the filled part.
-    `DynamicLayer` instead concatenates, copying the whole cache at every pass."""
-
-    def __init__(self, headroom: int) -> None:
-        super().__init__()
-        self.headroom = headroom  # positions allocated beyond the first write
-        self.length = 0
-        self.key_buffer: torch.Tensor | None = None
-        self.value_buffer: torch.Tensor | None = None
-
-    @classmethod
-    def like(cls, layer: DynamicLayer, headroom: int) -> GrowingLayer:
-        """A growing layer holding what `layer` holds."""
-        grown = cls(headroom)
-        if layer.is_initialized and layer.get_seq_length() > 0:
-            grown.update(layer.keys, layer.values)
-        return grown
-
-    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args: Any, **kwargs: Any
-               ) -> tuple[torch.Tensor, torch.Tensor]:
-        if not self.is_initialized:
-            self.lazy_initialization(key_states, value_states)
-        end = self.length + key_states.shape[-2]
-        if self.key_buffer is None or end > self.key_buffer.shape[-2]:
-            self._grow(end + self.headroom, key_states, value_states)
-        assert self.key_buffer is not None and self.value_buffer is not None
-        self.key_buffer[:, :, self.length:end] = key_states
-        self.value_buffer[:, :, self.length:end] = value_states
-        self.length = end
-        self.keys, self.values = self.key_buffer[:, :, :end], self.value_buffer[:, :, :end]
-        return self.keys, self.values
-
-    def _grow(self, capacity: int, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
-        def grown(old: torch.Tensor | None, new: torch.Tensor) -> torch.Tensor:
-            shape = (*new.shape[:2], capacity, new.shape[-1])
-            buffer = new.new_empty(shape)
-            if old is not None:
-                buffer[:, :, : self.length] = old[:, :, : self.length]
-            return buffer
-        self.key_buffer = grown(self.key_buffer, key_states)
-        self.value_buffer = grown(self.value_buffer, value_states)
-
-    def get_seq_length(self) -> int:
-        return self.length
-
-    def batch_select_indices(self, indices: torch.Tensor) -> None:
-        if self.key_buffer is None or self.value_buffer is None:
-            return
-
-        def selected(buffer: torch.Tensor) -> torch.Tensor:  # the filled part only, not the headroom
-            out = buffer.new_empty((len(indices), *buffer.shape[1:]))
-            out[:, :, : self.length] = buffer[indices, :, : self.length]
-            return out
-
-        self.key_buffer, self.value_buffer = selected(self.key_buffer), selected(self.value_buffer)
-        self.keys, self.values = self.key_buffer[:, :, : self.length], self.value_buffer[:, :, : self.length]
-
-    def stack(self, other: GrowingLayer, length: int) -> None:
-        """Put `other`'s rows under this layer's, both widened with zeros (masked out by the
-        caller) to `length` positions."""
-        assert self.key_buffer is not None and self.value_buffer is not None
-        assert other.key_buffer is not None and other.value_buffer is not None
-
-        def stacked(mine: torch.Tensor, theirs: torch.Tensor) -> torch.Tensor:
-            rows = mine.shape[0] + theirs.shape[0]
-            buffer = mine.new_empty((rows, mine.shape[1], length + self.headroom, mine.shape[-1]))
-            # Only the filled part is copied (and the widening zeroed): the headroom is written
-            # before it is read.
-            buffer[: mine.shape[0], :, : self.length] = mine[:, :, : self.length]
-            buffer[: mine.shape[0], :, self.length: length] = 0
-            buffer[mine.shape[0]:, :, : other.length] = theirs[:, :, : other.length]
-            buffer[mine.shape[0]:, :, other.length: length] = 0
-            return buffer
-
-        self.key_buffer = stacked(self.key_buffer, other.key_buffer)
-        self.value_buffer = stacked(self.value_buffer, other.value_buffer)
-        self.length = length
-        self.keys, self.values = self.key_buffer[:, :, :length], self.value_buffer[:, :, :length]
-
-    def keep_positions(self, index: torch.Tensor) -> None:
-        """Keep only these cache positions, in order."""
-        if self.key_buffer is None or self.value_buffer is None:
-            return
-
-        def kept(buffer: torch.Tensor) -> torch.Tensor:
-            out = buffer.new_empty((*buffer.shape[:2], len(index) + self.headroom, buffer.shape[-1]))
-            out[:, :, : len(index)] = buffer[:, :, : self.length].index_select(2, index)
-            return out
-
-        self.key_buffer, self.value_buffer = kept(self.key_buffer), kept(self.value_buffer)
-        self.length = len(index)
-        self.keys, self.values = self.key_buffer[:, :, : self.length], self.value_buffer[:, :, : self.length]
-
-    def batch_repeat_interleave(self, repeats: int) -> None:
-        raise NotImplementedError("a growing layer is made per call, after the prefix cache is copied")
-
-    def crop(self, tokens_to_remove: int) -> None:
-        raise NotImplementedError("the decode loop masks positions out; it never crops")
-
-
-def preallocate(cache: Any, headroom: int) -> None:
-    """Swap the cache's plain full-attention layers for growing ones (sliding-window and other
-    layer kinds are left as they are)."""
-    cache.layers = [GrowingLayer.like(layer, headroom) if type(layer) is DynamicLayer else layer
-                    for layer in cache.layers]
 
 
 @dataclass
@@ -207,9 +104,10 @@ class _Batch:
     live: list[int]
 
     def select(self, keep: list[int]) -> None:
-        """Keep these batch rows only."""
+        """Keep these batch rows only (each cache layer indexed on its own device)."""
         index = torch.tensor(keep, device=self.mask.device)
-        self.cache.batch_select_indices(index)
+        for layer in self.cache.layers:
+            layer.batch_select_indices(on_device_of(layer, index))
         self.mask, self.last = self.mask[index], self.last[index]
         self.heads, self.live = [self.heads[b] for b in keep], [self.live[b] for b in keep]
 
@@ -237,7 +135,7 @@ class _Batch:
             return
         index = seen.nonzero().squeeze(1)
         for layer in self.cache.layers:
-            layer.keep_positions(index)
+            layer.keep_positions(on_device_of(layer, index))
         self.mask = self.mask[:, index]
 
 
@@ -324,8 +222,14 @@ def _start(
     cache = inputs.get(kw["cache_kw"])
     if cache is None:
         cache = DynamicCache(config=model.config)
-    preallocate(cache, headroom=inputs["input_ids"].shape[1] + kw["max_new_tokens"] + 2 * (1 + MAX_DRAFT))
     prompt, mask = inputs["input_ids"], inputs["attention_mask"]
+    # Room for the whole prompt (a cached prefix's positions included: they are in `prompt`'s
+    # width), the token budget, and the holes of two rejected draft windows; more only if holes
+    # use it up.
+    reserve = kw["max_new_tokens"] + 2 * (1 + MAX_DRAFT)
+    windows = kw["windows"]
+    full = [w is None for w in windows] if windows is not None and len(windows) == len(cache.layers) else None
+    preallocate(cache, reserve=reserve, capacity=prompt.shape[1] + reserve, full=full)
     # Positions as `generate` numbers them: real tokens counted, padding at 0.
     positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
     past = cache.get_seq_length()  # the shared prefix, already cached
@@ -357,8 +261,9 @@ def _step(
     fits = draft_fits(windows, batch.mask.shape[1], 1 + MAX_DRAFT, max_new_tokens)
     drafts = [grammars.forced(row, min(MAX_DRAFT, max_new_tokens - len(tokens[row]) - 1)) if fits else []
               for row in live]
+    width = pass_width([1 + len(d) for d in drafts])
+    drafts = [d[: width - 1] for d in drafts]
     window = [[head, *d] for head, d in zip(batch.heads, drafts, strict=True)]
-    width = max(len(w) for w in window)
     ids = torch.tensor([w + [pad] * (width - len(w)) for w in window], device=device)
     new = torch.tensor([[1] * len(w) + [0] * (width - len(w)) for w in window], device=device,
                        dtype=batch.mask.dtype)
@@ -403,6 +308,17 @@ def _step(
     return batch
 
 
+def pass_width(lengths: Sequence[int]) -> int:
+    """How wide a pass may be, given each row's window length (1 + its drafts): the widest at
+    which at least half the positions the pass carries are real (every row carries the width;
+    a row's real positions are its window, cut to the width)."""
+    rows = len(lengths)
+    for width in range(max(lengths), 1, -1):
+        if 2 * sum(min(n, width) for n in lengths) >= rows * width:
+            return width
+    return 1
+
+
 def _choose(
     grammars: RowGrammars,
     logits: torch.Tensor,
@@ -412,8 +328,9 @@ def _choose(
     stats: DecodeStats,
 ) -> list[int]:
     """Verify each live row's drafts against the model's own greedy choices under its grammar
-    (in rounds across rows: one device sync per round), keep the agreeing prefix and the first
-    own choice; return, per batch row, how many of the pass's inputs were kept."""
+    (in rounds across rows: one masked fill over the round's rows, one device sync), keep the
+    agreeing prefix and the first own choice; return, per batch row, how many of the pass's
+    inputs were kept."""
     allowed = grammars.allowed(list(zip(live, drafts, strict=True)), logits.device, logits.shape[-1])
     starts = [0]
     for d in drafts:
@@ -422,8 +339,14 @@ def _choose(
     kept = [1] * len(live)  # the token fed at the pass's first input is always kept
     depth = 0
     while open_rows:
-        masked = torch.stack([grammars.constrain(live[b], logits[b, depth], allowed[starts[b] + depth])
-                              for b in open_rows])
+        if depth == 0:
+            round_logits = logits[:, 0]
+            round_allowed = allowed[starts[:-1]] if len(allowed) > len(live) else allowed
+        else:
+            index = torch.tensor(open_rows, device=logits.device)
+            round_logits = logits[index, depth]
+            round_allowed = allowed[torch.tensor([starts[b] + depth for b in open_rows], device=logits.device)]
+        masked = grammars.constrain_rows([live[b] for b in open_rows], round_logits, round_allowed)
         choices = masked.argmax(-1).tolist()
         still = []
         for b, choice in zip(open_rows, choices, strict=True):

@@ -124,26 +124,32 @@ class RowGrammars:
             allowed = torch.nn.functional.pad(allowed, (0, vocab - allowed.shape[1]))
         return allowed[:, :vocab]
 
-    def constrain(self, row: int, logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
-        """The row's logits at its next position, masked to what its grammar allows there (and
-        to closing a string the guard found looping); label probabilities recorded."""
-        if self.matchers[row].is_stopped():
-            return logits.masked_fill(~allowed, float("-inf"))
-        if self.closers is not None and self.strings[row].looping:
+    def constrain_rows(self, rows: Sequence[int], logits: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+        """The rows' logits at their next positions ([rows, vocab]), masked in one fill to what
+        each row's grammar allows there (and to closing a string the guard found looping);
+        label probabilities recorded. Python runs per row only for the rows that need it: a
+        looping string, a label choice."""
+        live = [(i, row) for i, row in enumerate(rows) if not self.matchers[row].is_stopped()]
+        looping = [i for i, row in live if self.closers is not None and self.strings[row].looping]
+        if looping:
+            assert self.closers is not None
             if self.closers.device != allowed.device:
                 self.closers = self.closers.to(allowed.device)  # once per call
-            closing = allowed & self.closers[: len(allowed)]
-            if closing.any():  # else the grammar cannot end the string here yet (minLength)
-                allowed = closing
-                self.closed_loops[row] += 1
+            allowed = allowed.clone()
+            for i in looping:
+                closing = allowed[i] & self.closers[: allowed.shape[1]]
+                if closing.any():  # else the grammar cannot end the string here yet (minLength)
+                    allowed[i] = closing
+                    self.closed_loops[rows[i]] += 1
         logits = logits.masked_fill(~allowed, float("-inf"))
-        tail = self.tails[row]
-        for trigger, labels in self.triggers[row].items():
-            quote = label_quote(tail, trigger)  # the label's first token may carry the opening quote
-            if quote is not None:
-                probs = self._label_probs(logits, allowed, labels, quote)
-                if probs:
-                    self.label_probs[row].append(probs)
+        for i, row in live:
+            tail = self.tails[row]
+            for trigger, labels in self.triggers[row].items():
+                quote = label_quote(tail, trigger)  # the label's first token may carry the opening quote
+                if quote is not None:
+                    probs = self._label_probs(logits[i], allowed[i], labels, quote)
+                    if probs:
+                        self.label_probs[row].append(probs)
         return logits
 
     def _label_probs(
@@ -171,4 +177,4 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
                 self.rows.feed(row, token)
         self.started = True
         allowed = self.rows.allowed([(row, ()) for row in range(len(logits))], logits.device, logits.shape[-1])
-        return torch.stack([self.rows.constrain(row, logits[row], allowed[row]) for row in range(len(logits))])
+        return self.rows.constrain_rows(range(len(logits)), logits, allowed)

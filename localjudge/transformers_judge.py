@@ -12,7 +12,6 @@ import copy
 import gc
 import inspect
 import json
-import logging
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +22,7 @@ from pydantic import BaseModel
 from localjudge import chat_template
 from localjudge.grammar import closer_ids, grammar_spec, literal_fields
 from localjudge.judge import ChatPrompt, Generation, JudgeOutOfMemory, too_long
+from localjudge.model_config import attention_windows, context_window, load_dtype, out_of_memory_error
 from localjudge.model_files import check_model_dir
 from localjudge.processor import RowGrammarProcessor, RowGrammars
 from localjudge.repetition import MAX_REPEAT_WORDS
@@ -30,64 +30,9 @@ from localjudge.repetition import MAX_REPEAT_WORDS
 if TYPE_CHECKING:  # the decode loop imports transformers: only once a model is loaded
     from localjudge.decode import DecodeStats
 
-log = logging.getLogger(__name__)
-
-
-def declared_context(config: Any, tokenizer: Any) -> int | None:
-    """The context length the model's config (or tokenizer) declares, or None."""
-    for key in ("max_position_embeddings", "n_positions", "max_sequence_length", "seq_length"):
-        value = getattr(config, key, None) or getattr(getattr(config, "text_config", None), key, None)
-        if isinstance(value, int) and value > 0:
-            return value
-    limit = getattr(tokenizer, "model_max_length", None)
-    return int(limit) if isinstance(limit, int) and 0 < limit < 10**9 else None
-
-
-def context_window(config: Any, tokenizer: Any, max_context: int | None = None) -> int:
-    """The longest prompt plus answer the judge will run: `max_context` if given, else the
-    declared length. A model that declares none is refused: never assume it is unlimited."""
-    declared = declared_context(config, tokenizer)
-    if max_context is not None:
-        if isinstance(max_context, bool) or not isinstance(max_context, int) or max_context < 1:
-            raise ValueError(f"max_context must be a positive number of tokens, got {max_context!r}")
-        if declared is not None and max_context > declared:
-            log.warning("max_context %d is beyond the %d tokens the model declares", max_context, declared)
-        return max_context
-    if declared is None:
-        raise ValueError(
-            "the model declares no context length (no max_position_embeddings in its config, no "
-            "model_max_length in its tokenizer): give one with max_context= (--max-context N)"
-        )
-    return declared
 
 
 DECODERS = ("loop", "generate")
-# Out-of-memory errors that do not come as torch.OutOfMemoryError (the caching allocator's):
-# cuBLAS's workspace, a kernel launch, the CUDA driver.
-OUT_OF_MEMORY_MESSAGES = ("CUBLAS_STATUS_ALLOC_FAILED", "CUDA error: out of memory", "CUDNN_STATUS_ALLOC_FAILED")
-
-
-def out_of_memory_error(error: BaseException) -> bool:
-    """Whether `error` says the accelerator ran out of memory."""
-    return isinstance(error, torch.OutOfMemoryError) or any(m in str(error) for m in OUT_OF_MEMORY_MESSAGES)
-
-
-def attention_windows(config: Any) -> list[int | None] | None:
-    """Per decoder layer, its attention window (None: full attention), read the way
-    transformers builds its cache; None when a layer is not plain attention (recurrent,
-    convolutional, compressed...), where a cached prefix followed by padding is not exact."""
-    from transformers.cache_utils import get_layer_types_and_kwargs
-
-    layer_types, kwargs = get_layer_types_and_kwargs(config.get_text_config(decoder=True))
-    windows: list[int | None] = []
-    for layer_type, extra in zip(layer_types, kwargs, strict=True):
-        if layer_type == "full_attention":
-            windows.append(None)
-        elif layer_type == "sliding_attention" and isinstance(extra.get("sliding_window"), int):
-            windows.append(extra["sliding_window"])
-        else:
-            return None
-    return windows
 
 
 class TransformersJudge:
@@ -156,7 +101,7 @@ class TransformersJudge:
         self.system_role = chat_template.system_role_supported(self.tokenizer)
         if decoder not in DECODERS:
             raise ValueError(f"decoder must be one of {', '.join(DECODERS)}, got {decoder!r}")
-        self._layer_windows = attention_windows(self.model.config)
+        self._layer_windows = attention_windows(self.model.config, self.context_window)
         self._windows = self._layer_windows if prefix_cache else None
         # The own loop where the cache is plain attention; else `generate`.
         self.decoder = decoder if self._layer_windows is not None else "generate"
@@ -225,7 +170,7 @@ class TransformersJudge:
             device_map = "cuda" if torch.cuda.is_available() else "cpu"
         places = set(device_map.values()) if isinstance(device_map, dict) else {device_map}
         on_cpu = all(str(place).split(":")[0] == "cpu" for place in places)
-        torch_dtype: Any = getattr(torch, dtype) if dtype != "auto" else torch.float32 if on_cpu else "auto"
+        torch_dtype = load_dtype(dtype, on_cpu=on_cpu, gguf=files.gguf is not None)
         common: dict[str, Any] = {"local_files_only": True, "trust_remote_code": trust_remote_code}
         if files.gguf is not None:
             common["gguf_file"] = files.gguf.name
@@ -335,7 +280,8 @@ class TransformersJudge:
 
             cache = DynamicCache(config=self.model.config)
             ids = torch.tensor([prefix], device=self.model.device)
-            self.model(input_ids=ids, use_cache=True, **{self._cache_kw: cache})
+            # Only the cache is wanted: one position's logits, not a [prefix, vocab] tensor.
+            self.model(input_ids=ids, use_cache=True, logits_to_keep=1, **{self._cache_kw: cache})
             if len(self._prefix_caches) >= 8:
                 self._prefix_caches.pop(next(iter(self._prefix_caches)))
             self._prefix_caches[key] = cache

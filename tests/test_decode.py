@@ -208,7 +208,7 @@ def test_refilled_batch_gives_the_same_tokens_with_at_most_max_rows_a_pass(monke
     """Five rows of three schemas at most two in flight: waiting rows join as others finish,
     their caches stacked onto the batch's (widened with masked positions), and dead positions
     compacted away; every row's tokens are those of one call with all rows at once."""
-    from localjudge.decode import GrowingLayer
+    from localjudge.kv_cache import GrowingLayer
     from localjudge.transformers_judge import TransformersJudge
 
     judge = small_judge()
@@ -261,7 +261,7 @@ def test_max_rows_is_checked(bad: Any) -> None:
 
 
 def growing(keys: Any, headroom: int = 4) -> Any:
-    from localjudge.decode import GrowingLayer
+    from localjudge.kv_cache import GrowingLayer
 
     layer = GrowingLayer(headroom)
     layer.update(keys, -keys)
@@ -314,3 +314,126 @@ def test_joining_rows_are_stacked_under_the_batch_with_masked_zeros() -> None:
     wider.join(_Batch(SimpleNamespace(layers=[b2]), torch.ones(1, 6, dtype=torch.long), torch.tensor([5]), [9], [2]))
     assert wider.mask.tolist() == [[1] * 4 + [0] * 2] * 2 + [[1] * 6], "a longer joiner widens the batch"
     assert torch.equal(a2.keys[:2, 0, 4:, 0], torch.zeros(2, 2))
+
+
+class FarLayer:
+    """A cache layer on another GPU of a sharded model (here the meta device): like a CUDA
+    tensor, it refuses an index that is not on its own device or the CPU."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.key_buffer = torch.empty(2, 1, 8, 1, device="meta")
+        self.seen: list[str] = []
+
+    def _take(self, index: Any) -> None:
+        if index.device != self.key_buffer.device:
+            raise RuntimeError("indices should be either on cpu or on the same device as the indexed tensor")
+        self.seen.append(index.device.type)
+
+    batch_select_indices = keep_positions = _take
+
+
+def test_every_cache_layer_is_indexed_on_its_own_device() -> None:
+    """A model sharded over GPUs keeps each layer's cache on its own device, while the batch's
+    mask lives with the first layer: rows and positions to keep reach each layer on its device."""
+    import torch
+
+    from localjudge.decode import _Batch
+    from localjudge.kv_cache import GrowingLayer
+
+    near = growing(torch.arange(2 * 80, dtype=torch.float32).reshape(2, 1, 80, 1))
+    far = FarLayer()
+    far.__class__ = type("FarGrowingLayer", (FarLayer, GrowingLayer), {})  # compaction needs growing layers
+    mask = torch.zeros(2, 80, dtype=torch.long)
+    mask[:, :10] = 1
+    mask[:, 60:] = 1
+    batch = _Batch(SimpleNamespace(layers=[near, far]), mask, torch.tensor([5, 6]), [1, 2], [0, 1])
+    batch.compact()
+    assert far.seen == ["meta"] and near.get_seq_length() == 30
+    batch.select([1])
+    assert far.seen == ["meta", "meta"] and near.keys.shape[0] == 1 and batch.live == [1]
+
+
+def test_pass_width_keeps_half_the_positions_real() -> None:
+    from localjudge.decode import pass_width
+
+    assert pass_width([17]) == 17, "one row: its whole forced run"
+    assert pass_width([1, 1, 1]) == 1
+    assert pass_width([17, 17, 1, 1]) == 17, "half the rows in a forced run: drafted whole"
+    assert pass_width([17] + [1] * 7) == 2, "one row of eight: the others do not carry 16 empty positions"
+    assert pass_width([5, 3, 1, 1]) == 5 and pass_width([5, 3, 1, 1, 1]) == 4
+    lengths = [17] * 3 + [1] * 61
+    width = pass_width(lengths)
+    assert 2 * sum(min(n, width) for n in lengths) >= len(lengths) * width
+    assert 2 * sum(min(n, width + 1) for n in lengths) < len(lengths) * (width + 1)
+
+
+def test_the_cache_is_allocated_once_for_prompt_and_budget(monkeypatch) -> None:
+    """Each full-attention layer's buffer holds the longest prompt (the cached prefix counted
+    once), the token budget and two draft windows of room: not the prompt twice."""
+    from localjudge import decode
+    from localjudge.kv_cache import GrowingLayer
+
+    judge = small_judge()
+    prompts = judge_prompts(LONGER_RUNS)
+    sizes: list[int] = []
+    grow = GrowingLayer._grow
+    monkeypatch.setattr(GrowingLayer, "_grow", lambda self, capacity, *a: (sizes.append(capacity),
+                                                                           grow(self, capacity, *a))[1])
+    judge.generate(prompts, [Claims] * len(prompts), max_new_tokens=60)
+    assert judge._prefix_caches, "the shared system prompt was cached: the case that counted it twice"
+    longest = max(len(judge.prompt_ids(p)) for p in prompts)
+    layers = len(judge.model.model.layers)
+    assert sizes[:layers] == [longest + 60 + 2 * (1 + decode.MAX_DRAFT)] * layers
+    assert len(sizes) == layers, "no reallocation"
+
+
+def test_the_prefix_forward_keeps_one_positions_logits() -> None:
+    from localjudge.transformers_judge import TransformersJudge
+
+    base = small_judge()
+    judge = TransformersJudge(base.model, base.tokenizer, identity="fresh")  # an empty prefix cache
+    shapes: list[tuple[int, ...]] = []
+    hook = judge.model.register_forward_hook(lambda module, args, out: shapes.append(tuple(out.logits.shape)))
+    try:
+        judge.generate(judge_prompts(RUNS[:1]), [Claims], max_new_tokens=4)
+    finally:
+        hook.remove()
+    assert judge._prefix_caches and shapes[0][:2] == (1, 1), shapes
+
+
+def test_a_window_as_long_as_the_context_is_full_attention() -> None:
+    """Phi-3.5-mini declares a 262144-token sliding window: one that never slides within the
+    judge's context is full attention, so that family gets the preallocated cache, compaction
+    and continuous batching (the Phi-3 fixture: window 2047; with a 2000-token context it never
+    slides). The tokens are `generate`'s."""
+    from localjudge.transformers_judge import TransformersJudge
+    from tests.conftest import FIXTURES
+
+    loaded = TransformersJudge.load(FIXTURES / "phi3", dtype="float32")
+    assert loaded._layer_windows == [2047, 2047] and not loaded._refills, "4096 tokens: the window slides"
+    judge = TransformersJudge(loaded.model, loaded.tokenizer, identity="phi3", max_context=2000, max_rows=2)
+    assert judge._layer_windows == [None, None] and judge._refills
+    fallback = TransformersJudge(loaded.model, loaded.tokenizer, identity="phi3", max_context=2000,
+                                 decoder="generate")
+    prompts = judge_prompts(LONGER_RUNS)
+    schemas = [Claims, HallucinationVerdicts, Reason, Claims, Reason]
+    same_tokens([judge.generate(prompts, schemas, max_new_tokens=40)],
+                [fallback.generate(prompts, schemas, max_new_tokens=40)])
+    assert judge.decode_stats.joins > 0, "waiting rows joined the batch in flight"
+
+
+def test_load_dtype() -> None:
+    import torch
+
+    from localjudge.model_config import load_dtype
+
+    assert load_dtype("auto", on_cpu=True, gguf=False) is torch.float32
+    assert load_dtype("auto", on_cpu=True, gguf=True) is torch.float32
+    assert load_dtype("auto", on_cpu=False, gguf=False) == "auto", "a checkpoint's own dtype on a GPU"
+    assert load_dtype("auto", on_cpu=False, gguf=True) in (torch.bfloat16, torch.float16), \
+        "a GGUF file has no dtype: never float32 on a GPU"
+    assert load_dtype("bfloat16", on_cpu=True, gguf=True) is torch.bfloat16
+    with pytest.raises(ValueError, match="dtype must be 'auto' or a torch dtype name"):
+        load_dtype("Tensor", on_cpu=True, gguf=False)
