@@ -188,13 +188,13 @@ def test_gguf_file_loads_as_the_same_model(family: str, family_judge, family_man
 
     entry = next(f for f in family_manifest["families"] if f["name"] == family)
     assert entry["gguf"], f"{family} should have a GGUF fixture"
-    gguf, own = TransformersJudge.load(FIXTURES / entry["gguf"]), family_judge(family)
+    gguf, own = TransformersJudge.load(FIXTURES / entry["gguf"], dtype="float32"), family_judge(family)
     prompt = recorded_prompts([SHORT])["Claims"][0]
     ids = own.prompt_ids(prompt)
     assert gguf.prompt_ids(prompt) == ids and gguf.system_role == own.system_role
     with torch.inference_mode():
-        a = gguf.model(input_ids=torch.tensor([ids])).logits
-        b = own.model(input_ids=torch.tensor([ids])).logits
+        a = gguf.model(input_ids=torch.tensor([ids], device=gguf.model.device)).logits
+        b = own.model(input_ids=torch.tensor([ids], device=own.model.device)).logits
     assert torch.equal(a, b)
     check(toxicity_scorer(gguf).run(RUNS[0]), "toxicity")
 

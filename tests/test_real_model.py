@@ -77,7 +77,7 @@ def test_prefix_cache_gives_the_tokens_of_full_prompts(real_judge, model_dir) ->
     of every kind of step equal those of a judge that prefills every full prompt."""
     from localjudge.transformers_judge import TransformersJudge
 
-    plain = TransformersJudge.load(model_dir, prefix_cache=False)
+    plain = TransformersJudge.load(model_dir, dtype="float32", prefix_cache=False)  # as real_judge, on a GPU too
     for factory in (hallucination_scorer, toxicity_scorer):  # faithfulness has hallucination's steps
         cached = [r.to_dict() for r in factory(real_judge).run_batch(RUNS)]
         assert [r.to_dict() for r in factory(plain).run_batch(RUNS)] == cached

@@ -7,6 +7,7 @@ import argparse
 import os
 import shutil
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,10 @@ def run_score(args: argparse.Namespace) -> int:
         store = ResultStore(Path(f"{args.out}.progress"), writer=f"rank-{rank}")
     elif world > 1:  # --no-resume: the ranks still hand their rows to rank 0, through a scratch folder
         store = ResultStore(scratch_dir(args.out), writer=f"rank-{rank}", fresh=True)
+    if world > 1:
+        assert store is not None
+        done_mark(store.folder, rank).unlink(missing_ok=True)  # an earlier run's
+        wait_for_everyone()  # the ranks start together: every old mark is gone before any new one
     judge = shared.build_judge(args, device=distributed_device() if world > 1 else None)
     scorers = build_scorers(names, judge, args.scale, args.mode)
     bars = Bars(len(dataset) if world == 1 else -(-len(dataset) // world), not args.quiet)
@@ -55,7 +60,8 @@ def run_score(args: argparse.Namespace) -> int:
     finally:
         bars.close()
     if world > 1:
-        wait_for_everyone()
+        assert store is not None
+        wait_for_ranks(store.folder, rank, world)
         if rank != 0:
             return 0
         if args.no_resume:  # this run's ranks' logs only: drop any a crashed run with more ranks left
@@ -112,6 +118,25 @@ def distributed_device() -> str:
 
 def wait_for_everyone() -> None:
     distributed_state().wait_for_everyone()
+
+
+def done_mark(folder: Path, rank: int) -> Path:
+    return folder / f"rank-{rank}.done"
+
+
+def wait_for_ranks(folder: Path, rank: int, world: int, poll: float = 0.5) -> None:
+    """Mark this rank's rows as all written; rank 0 waits for every rank's mark, then removes
+    them. Files, not a collective barrier: ranks may finish hours apart, and NCCL's barrier
+    times out after 10 minutes (the merge would be lost). If a rank dies, `accelerate launch`
+    stops the others."""
+    marks = [done_mark(folder, r) for r in range(world)]
+    marks[rank].touch()
+    if rank != 0:
+        return
+    while not all(mark.exists() for mark in marks):
+        time.sleep(poll)
+    for mark in marks:
+        mark.unlink()
 
 
 
