@@ -38,7 +38,8 @@ def from_rows(folder: Path, result: dict[str, Any]) -> tuple[dict[str, Any], dic
     from collections import Counter
     from dataclasses import asdict
 
-    from localjudge.bench.run import calibration, tally_claims
+    from localjudge.bench.claim_checks import tally_claims
+    from localjudge.bench.run import calibration
 
     name = result["scorer"]
     rows = scored_rows(folder, result)

@@ -402,3 +402,30 @@ def test_calibration_reports_the_tuned_threshold_on_the_other_half() -> None:
     assert (result.threshold, result.tuned_balanced_accuracy) == (threshold, tuned)
     assert result.held_out_balanced_accuracy.value == balanced_accuracy(
         [scores[i] for i in test], [labels[i] for i in test], threshold)
+
+
+@pytest.mark.parametrize("mode", ["pipeline", "direct"])
+def test_claim_scorers_report_each_route_alone(mode: str, tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
+    """HaluEval's rows split by the pipeline's route (terse: one claim by rule; longer: the claims
+    step), the same rows in either mode, each with the judge's AUCs and output length's."""
+    labels = builtin_labels()
+    answers = labeled_answers(labels)
+    answers["DirectVerdict"] = lambda p: {"verdict": "yes" if labels[block_text(p, "RESPONSE")] else "no",
+                                          "reason": "r"}
+    report = run_bench(fake_judge(answers), ["halueval_qa", "davidson"], limit=20, out_dir=tmp_path, mode=mode,
+                       **FAST)
+    halueval, davidson = report.results
+    rows = [json.loads(line) for line in BENCHMARKS["halueval_qa"].path.read_text().splitlines()[:20]]
+    terse = [r["label"] for r in rows if len(r["output"].split()) <= 4]
+    longer = [r["label"] for r in rows if len(r["output"].split()) > 4]
+    by_route = {r.route: r for r in halueval.routes}
+    assert [(r.n, r.positives) for r in by_route.values()] == [(len(terse), sum(terse)), (len(longer), sum(longer))]
+    for route in by_route.values():
+        if 0 < route.positives < route.n:  # both labels: the fake judge reads every row's label
+            assert route.judge_auc.value == 1.0 and route.length_auc.value is not None
+        else:
+            assert route.judge_auc.value is None
+    assert davidson.routes == []  # toxicity has no claims route
+    markdown = (tmp_path / "report.md").read_text()
+    assert "By route:" in markdown and "| terse: one claim by rule |" in markdown
+    assert json.loads((tmp_path / "report.json").read_text())["results"][0]["routes"][0]["n"] == len(terse)

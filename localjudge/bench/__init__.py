@@ -1,7 +1,8 @@
 """Accuracy against human labels: benchmarks (`data`), metrics, the run (`run`) and its report.
 
-Imports point down only: `run` uses `data`, `metrics`, `report` and `types`; `report` uses
-`data`, `metrics` and `types`; nothing here imports the CLI.
+Imports point down only: `run` uses `claim_checks`, `data`, `metrics`, `report` and `types`;
+`report` uses `data`, `plots` and `types`; `claim_checks` and `plots` use `metrics` and
+`types`; nothing here imports the CLI.
 """
 
 from localjudge.bench.data import BENCHMARKS, Benchmark, custom_benchmark, load_benchmark, select_benchmarks

@@ -1,8 +1,5 @@
-"""Writing a bench report: report.md, report.json, PNG plots and a self-contained report.html.
-
-Plots are drawn with matplotlib's object API (`Figure`, rendered by Agg), so no pyplot state
-and no display backend are touched.
-"""
+"""Writing a bench report: report.md, report.json and a self-contained report.html, with the
+PNG plots (`localjudge.bench.plots`) linked and inlined."""
 
 from __future__ import annotations
 
@@ -20,9 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.bench.data import Benchmark
-from localjudge.bench.metrics import roc_curve
+from localjudge.bench.plots import draw_plots
 from localjudge.bench.types import JUDGE, JUDGE_PROB, THRESHOLD, BenchReport, BenchResult, Estimate
 from localjudge.judge import Judge
+from localjudge.scorers.claims import WORDS_PER_CLAIM
 
 FLAG = re.compile(r"\b(NO|UNCLEAR)\b")  # verdicts shown in bold: the judge did not clearly win
 LIBRARIES = ("localjudge", "torch", "transformers", "outlines", "datasets", "numpy", "matplotlib")
@@ -42,6 +40,11 @@ CALIBRATION = (
     "0 is calibrated (the reliability plot shows the bins). Tuned threshold: the one with the best balanced "
     "accuracy on a stratified half of the rows (seeded), then measured on the other half: what a threshold "
     "chosen on your own labeled data would give."
+)
+ROUTES = (
+    f"By route: a terse output (at most {WORDS_PER_CLAIM} words) is one claim by rule, a longer one goes "
+    "through the claims step. Where the label goes with output length, an AUC over both can come from the "
+    "route, not judgment: each route alone, next to output length."
 )
 
 
@@ -129,6 +132,13 @@ def calibration_table(result: BenchResult) -> list[dict[str, str]]:
     } for name, c in result.calibration.items()]
 
 
+def route_table(result: BenchResult) -> list[dict[str, str]]:
+    """Claim scorers: the judge's AUCs and output length's on each route's rows alone."""
+    return [{"route": r.route, "rows (label 1)": f"{r.n} ({r.positives})", "judge AUC": fmt(r.judge_auc),
+             "prob AUC": fmt(r.prob_auc) if r.prob_auc else "n/a", "output length AUC": fmt(r.length_auc)}
+            for r in result.routes]
+
+
 def _markdown_table(lines: list[dict[str, str]]) -> str:
     if not lines:
         return "(nothing measured)"
@@ -165,6 +175,8 @@ def render_markdown(report: BenchReport, plots: dict[str, list[str]]) -> str:
         parts += [f"## {_heading(result)}", "", _counts(result), "", _markdown_table(result_table(result)), ""]
         if result.calibration:
             parts += [CALIBRATION, "", _markdown_table(calibration_table(result)), ""]
+        if result.routes:
+            parts += [ROUTES, "", _markdown_table(route_table(result)), ""]
         parts += [f"- {note}" for note in result.notes]
         parts += [f"- unscored ({count}): {reason}" for reason, count in result.errors.items()]
         parts += ["", *(f"![{name}]({name})" for name in plots.get(result.benchmark, ())), ""]
@@ -199,6 +211,8 @@ def render_html(report: BenchReport, plots: dict[str, list[str]], out_dir: Path)
                   _html_table(result_table(result))]
         if result.calibration:
             parts += [f"<p>{escape(CALIBRATION)}</p>", _html_table(calibration_table(result))]
+        if result.routes:
+            parts += [f"<p>{escape(ROUTES)}</p>", _html_table(route_table(result))]
         parts.append("<ul>")
         parts += [f"<li>{escape(note)}</li>" for note in result.notes]
         parts += [f"<li>unscored ({count}): {escape(reason)}</li>" for reason, count in result.errors.items()]
@@ -209,84 +223,10 @@ def render_html(report: BenchReport, plots: dict[str, list[str]], out_dir: Path)
     return "\n".join(parts + ["</body></html>"])
 
 
-def plot_roc(result: BenchResult, path: Path) -> bool:
-    """ROC curves of the judge scores and the baselines; False when no curve is defined."""
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(5, 5))
-    ax = fig.add_subplot()
-    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="chance / majority class (0.50)")
-    drawn = False
-    for name, (scores, labels) in result.series.items():
-        curve = roc_curve(scores, labels) if scores else None
-        if curve is None:
-            continue
-        auc = next(row.auc.value for row in result.table if row.name == name)
-        style = "-" if name in (JUDGE, JUDGE_PROB) else "--"
-        ax.plot(*curve, linestyle=style, label=f"{name} ({auc:.2f})")
-        drawn = True
-    if not drawn:
-        return False
-    ax.set(xlabel="false positive rate", ylabel="true positive rate", xlim=(0, 1), ylim=(0, 1.01),
-           title=f"{result.benchmark}: ROC (AUC)")
-    ax.legend(loc="lower right", fontsize="small")
-    fig.savefig(path, dpi=90)
-    return True
-
-
-def plot_histograms(result: BenchResult, path: Path) -> bool:
-    """Judge score histograms split by label; False when there are no judge scores."""
-    from matplotlib.figure import Figure
-
-    names = [n for n in (JUDGE, JUDGE_PROB) if result.series.get(n, ([], []))[0]]
-    if not names:
-        return False
-    fig = Figure(figsize=(5 * len(names), 4))
-    bins = [i / 20 for i in range(21)]
-    for k, name in enumerate(names):
-        ax = fig.add_subplot(1, len(names), k + 1)
-        scores, labels = result.series[name]
-        for label, colour in ((0, "tab:blue"), (1, "tab:red")):
-            ax.hist([s for s, y in zip(scores, labels, strict=True) if y == label], bins=bins, alpha=0.55,
-                    color=colour,
-                    label=f"label {label}" + (f" ({result.positive_means})" if label else ""))
-        ax.axvline(THRESHOLD, color="grey", linestyle=":")
-        ax.set(xlabel=f"{name} (fraction of scale)", ylabel="rows", title=f"{result.benchmark}: {name}")
-        ax.legend(fontsize="small")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    return True
-
-
-def plot_reliability(result: BenchResult, path: Path) -> bool:
-    """Reliability diagram of each calibrated judge score; False when there is none."""
-    from matplotlib.figure import Figure
-
-    if not result.calibration:
-        return False
-    fig = Figure(figsize=(5, 5))
-    ax = fig.add_subplot()
-    ax.plot([0, 1], [0, 1], color="grey", linestyle=":", label="calibrated")
-    for name, c in result.calibration.items():
-        points = [(b.mean_prob, b.positive_rate) for b in c.bins if b.n]
-        ece = "n/a" if c.ece.value is None else f"{c.ece.value:.2f}"
-        ax.plot(*zip(*points, strict=True), marker="o", label=f"{name} (ECE {ece})")
-    ax.set(xlabel="mean score in bin (fraction of scale)", ylabel=f"share of label 1 ({result.positive_means})",
-           xlim=(0, 1), ylim=(0, 1.01), title=f"{result.benchmark}: reliability")
-    ax.legend(loc="upper left", fontsize="small")
-    fig.savefig(path, dpi=90)
-    return True
-
-
 def write_report(report: BenchReport, out_dir: Path, *, html: bool = True) -> dict[str, str]:
     """Write the plots, report.md, report.json and (optionally) report.html; returns their paths."""
     out_dir.mkdir(parents=True, exist_ok=True)
-    plots: dict[str, list[str]] = {}
-    for result in report.results:
-        for suffix, draw in (("roc", plot_roc), ("hist", plot_histograms), ("reliability", plot_reliability)):
-            name = f"{result.benchmark}-{suffix}.png"
-            if draw(result, out_dir / name):
-                plots.setdefault(result.benchmark, []).append(name)
+    plots = draw_plots(report, out_dir)
     files = {"report.md": str(out_dir / "report.md"), "report.json": str(out_dir / "report.json")}
     files.update({name: str(out_dir / name) for names in plots.values() for name in names})
     files.update({f"scored/{r.benchmark}.jsonl": str(out_dir / "scored" / f"{r.benchmark}.jsonl")

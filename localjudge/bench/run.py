@@ -27,12 +27,12 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localjudge.bench.claim_checks import claims_rule, count_claim_sources, route_rows
 from localjudge.bench.data import Benchmark, load_benchmark, select_benchmarks
 from localjudge.bench.metrics import (
     balanced_accuracy,
     best_threshold,
     bootstrap_ci,
-    claim_sources,
     expected_calibration_error,
     majority_baseline,
     output_length,
@@ -134,32 +134,6 @@ def calibration(scores: list[float], labels: list[int], n_boot: int = 1000, seed
                        len(tune), len(test))
 
 
-def tally_claims(counts: Counter[str], step: Any, output: str, question: str) -> None:
-    """Add one scored row's claims step (its `preprocess_step_result`) to `counts`: its claims
-    by where their content words come from (see `metrics.claim_sources`) and whether it hit the
-    claim cap. A terse output's one claim is made by rule, not by the judge: counted apart.
-    Anything but a claims step is left out."""
-    if not isinstance(step, dict) or "claims" not in step:
-        return
-    if step.get("terse"):
-        counts["terse rows"] += 1
-        return
-    counts["rows"] += 1
-    counts["capped rows"] += "claim_cap" in step
-    for claim in step["claims"]:
-        counts["claims"] += 1
-        counts[f"from {claim_sources(claim, output, question)}"] += 1
-
-
-def count_claim_sources(results: Sequence[Any], samples: Sequence[Any]) -> dict[str, int]:
-    """`tally_claims` over the scored rows; empty for scorers without a claims step."""
-    counts: Counter[str] = Counter()
-    for result, sample in zip(results, samples, strict=True):
-        if result.scored:
-            tally_claims(counts, result.preprocess_step_result, sample.output, sample.input)
-    return dict(counts)
-
-
 def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int], *, batch_size: int = 8,
               n_boot: int = 1000, seed: int = 0, store_dir: Path | None = None,
               progress: Callable[[str, int], None] | None = None, mode: str = "pipeline",
@@ -209,9 +183,13 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int
                      "one claim read with the question, with no claims step.")
     calibrated = {name: calibration(*series[name], n_boot=n_boot, seed=seed)
                   for name in judged if len(set(series[name][1])) == 2}
+    rule = claims_rule(build_scorer(bench.scorer, judge))  # the pipeline's route, in either mode
+    routes = [] if rule is None or not kept else route_rows(
+        rule, {i: s for i in kept if (s := samples[i]) is not None}, judged, values, labels,
+        lambda scores, y: _estimate(roc_auc, scores, y, n_boot, seed))
     result = BenchResult(bench.name, scorer.name, f"{scorer.version}@{scorer.prompt_hash}", scorer.positive,
                          len(results), sum(labels), len(kept), unscored, dict(reasons.most_common(5)), table,
-                         notes, series, sources, calibrated)
+                         notes, series, sources, calibrated, routes)
     return result, evaluation.dataset
 
 

@@ -69,6 +69,18 @@ class Calibration:
 
 
 @dataclass(frozen=True)
+class RouteRow:
+    """A claim scorer's figures on one route's rows alone (see `localjudge.bench.claim_checks`)."""
+
+    route: str  # "terse: one claim by rule" or "claims step"
+    n: int
+    positives: int
+    judge_auc: Estimate
+    prob_auc: Estimate | None  # None: the judge gave no prob score
+    length_auc: Estimate  # output length, the baseline the route goes with
+
+
+@dataclass(frozen=True)
 class BenchResult:
     """Everything measured on one benchmark; `series` (per-row scores) feeds the plots."""
 
@@ -86,6 +98,7 @@ class BenchResult:
     series: Series = field(default_factory=dict, repr=False)
     claim_sources: dict[str, int] = field(default_factory=dict)  # claim scorers: claims by where their words come from
     calibration: dict[str, Calibration] = field(default_factory=dict)  # judge score name -> its calibration
+    routes: list[RouteRow] = field(default_factory=list)  # claim scorers: each route alone
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

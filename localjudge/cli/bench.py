@@ -15,7 +15,8 @@ same figures for the majority class, word overlap and output length on the same 
 that does not beat the best baseline is marked NO. Calibration: each judge score's expected
 calibration error (with a reliability plot) and the balanced accuracy of a threshold tuned on
 one half of the rows, measured on the other. Claim scorers: how many claims use only the
-output's words. Written to --out-dir: report.md,
+output's words, and the judge's AUCs on each route alone (terse outputs, one claim by rule;
+longer ones, through the claims step), next to output length's. Written to --out-dir: report.md,
 report.json, report.html, PNG plots, scored/<benchmark>.jsonl and .progress/ (rerunning the
 same command resumes). The column flags apply to --data only.
 
