@@ -1,6 +1,6 @@
 """`create_scorer`: Mastra's builder, with function steps, judge steps and per-step judges.
 
-The README's "Writing a scorer" example runs as written; a step that raises or a score outside
+The example of docs/writing-scorers.md runs as written; a step that raises or a score outside
 [0, 1] costs only its row; a judge step is one judge call per batch; a step's own judge is used
 for it and named in the result keys; a scorer missing its score or its judge is refused.
 """
@@ -16,17 +16,17 @@ import pytest
 from localjudge import FakeJudge, JudgeStep, create_scorer, evaluate, run_evals
 from localjudge.schemas import Strict, text
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "writing-scorers.md"
 
 
-def readme_example() -> str:
-    section = README.read_text(encoding="utf-8").split("## Writing a scorer", 1)[1]
-    return re.search(r"```python\n(.*?)```", section, re.DOTALL).group(1)  # type: ignore[union-attr]
+def page_example() -> str:
+    """The page's first Python block: the scorer it builds and runs."""
+    return re.search(r"```python\n(.*?)```", PAGE.read_text(encoding="utf-8"), re.DOTALL).group(1)  # type: ignore[union-attr]
 
 
-def test_the_readme_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_documented_example_runs_as_written(capsys: pytest.CaptureFixture[str]) -> None:
     namespace: dict[str, Any] = {}
-    exec(compile(readme_example(), "README.md", "exec", dont_inherit=True), namespace)  # noqa: S102 - our README
+    exec(compile(page_example(), str(PAGE), "exec", dont_inherit=True), namespace)  # noqa: S102 - our docs
     result = namespace["result"]
     assert (result.score, result.reason) == (1.0, "1 words: One word answers it.")
     assert result.preprocess_step_result == {"words": 1} and "<<<ANSWER" in result.analyze_prompt
