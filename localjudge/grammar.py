@@ -76,6 +76,14 @@ def label_quote(tail: str, trigger: str) -> str | None:
     return None
 
 
+def label_deferred(quote: str, chosen: str) -> bool:
+    """Whether the token chosen at a label choice (`label_quote` gave `quote`) only wrote the
+    opening quote: the label is chosen at the next position, whose reading replaces this one
+    (else one verdict would be read twice, the first time from the few tokens that carry the
+    quote and a label's start, like Qwen's `"s`)."""
+    return quote == '"' and chosen == '"'
+
+
 def label_mass(candidates: Iterable[tuple[str, float]], labels: tuple[str, ...], quote: str) -> dict[str, float] | None:
     """Probability of each label: the probability of the allowed tokens (text, probability)
     that begin it, renormalised over the labels. None when no candidate starts a label."""

@@ -25,7 +25,15 @@ from typing import Any
 import torch
 from outlines.processors.base_logits_processor import OutlinesLogitsProcessor
 
-from localjudge.grammar import CONTEXT_TOKENS, TAIL_CHARS, label_mass, label_quote, piece_after, triggers
+from localjudge.grammar import (
+    CONTEXT_TOKENS,
+    TAIL_CHARS,
+    label_deferred,
+    label_mass,
+    label_quote,
+    piece_after,
+    triggers,
+)
 from localjudge.repetition import StringTracker
 
 log = logging.getLogger(__name__)
@@ -69,6 +77,7 @@ class RowGrammars:
         self.strings = [StringTracker() for _ in grammars]
         self.closed_loops = [0 for _ in grammars]  # strings the guard closed, per row
         self.label_probs: list[list[dict[str, float]]] = [[] for _ in grammars]
+        self.read_before_quote = [False for _ in grammars]  # a label read where the quote was still to come
         self.words = (llg_tokenizer.vocab_size + 31) // 32
         self.bits = torch.arange(32, dtype=torch.int32)
 
@@ -85,6 +94,9 @@ class RowGrammars:
             log.warning("row %d left its grammar: %s", row, matcher.get_error())
         if self.triggers[row] or self.closers is not None:
             piece = self.piece(row, token)
+            if self.read_before_quote[row] and label_deferred('"', piece):
+                self.label_probs[row].pop()  # the label is chosen at the next position: read there
+            self.read_before_quote[row] = False
             self.tails[row] = (self.tails[row] + piece)[-TAIL_CHARS:]
             self.strings[row].feed(piece)
 
@@ -150,6 +162,7 @@ class RowGrammars:
                     probs = self._label_probs(logits[i], allowed[i], labels, quote)
                     if probs:
                         self.label_probs[row].append(probs)
+                        self.read_before_quote[row] = quote == '"'
         return logits
 
     def _label_probs(

@@ -37,6 +37,7 @@ from localjudge.grammar import (
     CONTEXT_TOKENS,
     TAIL_CHARS,
     grammar_spec,
+    label_deferred,
     label_mass,
     label_quote,
     literal_fields,
@@ -275,15 +276,16 @@ class VLLMJudge:
         choices = triggers(fields)
         found, tail = [], ""
         for k, token in enumerate(ids):
+            piece = piece_after(self.tokenizer, ids[max(0, k - CONTEXT_TOKENS):k], token)
             for trigger, labels in choices.items():
                 quote = label_quote(tail, trigger)
-                if quote is not None and k < len(logprobs) and logprobs[k]:
+                if quote is not None and k < len(logprobs) and logprobs[k] and not label_deferred(quote, piece):
                     candidates = [(self._text(t), math.exp(lp.logprob)) for t, lp in logprobs[k].items()
                                   if lp.logprob > -math.inf]
                     probs = label_mass(candidates, labels, quote)
                     if probs:
                         found.append(probs)
-            tail = (tail + piece_after(self.tokenizer, ids[max(0, k - CONTEXT_TOKENS):k], token))[-TAIL_CHARS:]
+            tail = (tail + piece)[-TAIL_CHARS:]
         return tuple(found)
 
     def _text(self, token: int) -> str:

@@ -437,3 +437,12 @@ def test_load_dtype() -> None:
     assert load_dtype("bfloat16", on_cpu=True, gguf=True) is torch.bfloat16
     with pytest.raises(ValueError, match="dtype must be 'auto' or a torch dtype name"):
         load_dtype("Tensor", on_cpu=True, gguf=False)
+
+
+def test_label_probabilities_are_read_once_per_verdict_on_a_qwen_tokenizer() -> None:
+    """Qwen's `"s` token (quote and a label's start) is a candidate where the verdict's quote is
+    still to come: when the judge writes the quote alone, the label is read at the next position
+    only, so every verdict has one reading and every scored row its probability score."""
+    results = hallucination_scorer(small_judge()).run_batch(RUNS)
+    scored = [r for r in results if r.score is not None and r.analyze_step_result]
+    assert scored and all(r.prob_score is not None for r in scored), [r.prob_score for r in results]

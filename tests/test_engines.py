@@ -159,3 +159,27 @@ def test_the_vllm_engine_without_vllm_says_how_to_install_it(model_dir: Path, tm
     assert code == 2
     err = capsys.readouterr().err
     assert "the vLLM engine needs vllm" in err and "scripts/setup_vllm.sh" in err
+
+
+def test_vllm_reads_a_label_once_when_the_quote_comes_alone(family_dir: Any) -> None:
+    """Qwen has tokens that carry the quote and a label's start (`"s`): where the grammar has
+    not written the quote yet, they are candidates at the quote's position. When the judge writes
+    the quote alone, the label is chosen at the next position: read there, once."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(family_dir("qwen2"), local_files_only=True)
+
+    def enc(text: str) -> list[int]:
+        return list(tokenizer(text, add_special_tokens=False).input_ids)
+
+    head, quote, label, tail = enc('{"verdicts":[{"verdict":'), enc('"'), enc("unsupported"), enc('"}]}')
+    assert len(quote) == 1 and head[-1] == tokenizer.convert_tokens_to_ids('":')
+    ids = head + quote + label + tail
+    quoted_s = tokenizer.convert_tokens_to_ids('"s')
+    un, sup = enc("unsupported")[0], enc("supported")[0]
+    logprobs: list[dict[int, Any]] = [{token: SimpleNamespace(logprob=0.0)} for token in ids]
+    logprobs[len(head)] = {quote[0]: SimpleNamespace(logprob=math.log(0.9)),
+                           quoted_s: SimpleNamespace(logprob=math.log(0.1))}
+    logprobs[len(head) + 1] = {un: SimpleNamespace(logprob=math.log(0.6)), sup: SimpleNamespace(logprob=math.log(0.4))}
+    probs = _judge_on(tokenizer)._label_probs(ids, logprobs, {"verdict": ("supported", "unsupported")})
+    assert probs == ({"supported": 0.4, "unsupported": 0.6},)

@@ -1,7 +1,7 @@
 """The two engines on one GPU, the same random-weight 7B-class model: rows/s by batch size.
 
 For a GPU machine with no internet and no weights (run by gpu_check.sh): the model is a real
-architecture from its public config (scripts/gpu/<family>, default Qwen2.5-7B-Instruct) with
+architecture from its public config (benchmarks/gpu/configs/<family>, default Qwen2.5-7B-Instruct) with
 random bf16 weights (`random_model.build_model`, seed 0), saved once as safetensors with a
 tokenizer (`--tokenizer`, default the config folder's, else SmolLM2's) so that both engines
 load the same weights:
@@ -10,7 +10,7 @@ load the same weights:
 2. the vLLM engine (`VLLMJudge.load(folder, dtype="bfloat16")`).
 
 For each engine and batch size: the scorer (default toxicity) over rows cycled from
-scripts/example.jsonl, a batch per `score_runs` call, until `--rows` are done or
+examples/example.jsonl, a batch per `score_runs` call, until `--rows` are done or
 `--max-seconds` have passed; every call's new tokens capped (`--max-new-tokens`, default 128)
 so that a random model's strings, which run to their length limit, cost both engines the same.
 Time is taken around whole calls (one synchronisation per call, none per forward). Printed:
@@ -18,7 +18,7 @@ rows/s, generated tokens/s, rows scored, and the vLLM engine's rows/s over the t
 engine's at each batch size; with the same weights, how many rows got the same score.
 
 Usage:
-    python scripts/gpu_engines.py [--config scripts/gpu/qwen2.5-7b-instruct] [--batch-sizes 8,64,256]
+    python benchmarks/gpu/gpu_engines.py [--config benchmarks/gpu/configs/qwen2.5-7b-instruct] [--batch-sizes 8,64,256]
         [--rows 512] [--max-seconds 60] [--max-new-tokens 128] [--json OUT.json]
 """
 
@@ -32,6 +32,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks/: measure.py
 from measure import EXAMPLE_DATA, CappedJudge, Stopwatch, load_rows, markdown_table, set_offline_env, write_json
 from random_model import DEFAULT_CONFIG, build_model, pick_tokenizer
 

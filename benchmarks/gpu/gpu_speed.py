@@ -1,8 +1,8 @@
 """localjudge's speed on an NVIDIA GPU with a 7B-class model, against the bandwidth roofline.
 
 For a GPU machine without internet: no weights are downloaded. The model is a real
-7B-class architecture (default Qwen2.5-7B-Instruct; `--config scripts/gpu/<family>` for Llama
-3.1, Qwen3, Mistral v0.3, Gemma 2, Gemma 3 and Phi-3.5: see scripts/gpu/README.md), from its
+7B-class architecture (default Qwen2.5-7B-Instruct; `--config benchmarks/gpu/configs/<family>` for Llama
+3.1, Qwen3, Mistral v0.3, Gemma 2, Gemma 3 and Phi-3.5: see benchmarks/gpu/configs/README.md), from its
 public config, with random bf16 weights built directly on the GPU. Tokenizer files cannot be
 downloaded either: it takes the config folder's own tokenizer if you put one there (or
 `--tokenizer PATH`), else SmolLM2's from models/smollm2-135m-instruct. A vocabulary smaller
@@ -12,15 +12,16 @@ padded to the model's and the padding is never allowed.
 The model is wrapped in localjudge's judge with `TransformersJudge(model, tokenizer,
 identity=...)`; with `--via-disk` it is saved (safetensors, ~15 GB) to a temporary folder and
 loaded back with `TransformersJudge.load(folder, device_map="cuda")`. The model building is in
-`scripts/random_model.py`, the timers in `scripts/measure.py`.
+`benchmarks/gpu/random_model.py`, the timers in `benchmarks/measure.py`.
 
 Then, for each batch size, one scorer (default toxicity) over rows cycled from
-scripts/example.jsonl, a batch at a time, until all `--rows` are done or `--max-seconds`
+examples/example.jsonl, a batch at a time, until all `--rows` are done or `--max-seconds`
 have passed (the batch in flight finishes). Printed per batch size: rows/s, generated tokens/s,
-the decode step time (forward only, from forward hooks; and the whole step with the grammar
-processor and transformers' loop), the fraction of the memory-bandwidth roofline it reaches
-(lower bound of a decode step = weight bytes / bandwidth; also with the KV cache read each
-step), and `torch.cuda.max_memory_allocated`.
+the time per forward pass from whole judge calls (call time / passes: one synchronisation per
+call, nothing added inside the loop), the share of the memory-bandwidth roofline it reaches
+(lower bound of a pass = weight bytes / bandwidth), and `torch.cuda.max_memory_allocated`.
+`--per-forward` adds a breakdown (forward and grammar time per step, each with a CUDA sync,
+which slows the run it measures).
 
 Random weights write arbitrary text: constrained decoding keeps every answer valid JSON, but
 the number of tokens per row is not what a trained model would write (random text tends to
@@ -28,7 +29,7 @@ fill every string to its length limit), so rows/s is not a trained model's; the 
 and tokens/s carry over.
 
 Usage:
-    python scripts/gpu_speed.py [--rows 1000] [--batch-sizes 8,32,64,128] [--scorer toxicity]
+    python benchmarks/gpu/gpu_speed.py [--rows 1000] [--batch-sizes 8,32,64,128] [--scorer toxicity]
         [--max-seconds 90] [--max-new-tokens N] [--bandwidth 4.8e12] [--tokenizer PATH]
         [--config DIR] [--via-disk] [--json OUT.json]
 """
@@ -43,6 +44,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # benchmarks/: measure.py
 from measure import (
     EXAMPLE_DATA,
     CappedJudge,
@@ -85,18 +87,31 @@ def percent(floor: float, measured: float) -> str:
 
 def sweep(judge: Any, scorer_name: str, rows: list[dict[str, Any]], batch_size: int,
           max_seconds: float, cap: int | None, weight_bytes: int, kv_bytes_per_position: int,
-          bandwidth: float) -> dict[str, Any]:
-    """One batch size: batches until the rows or the time run out; the figures."""
+          bandwidth: float, per_forward: bool) -> dict[str, Any]:
+    """One batch size: batches until the rows or the time run out; the figures.
+
+    Timed by whole judge calls (each ends in one synchronisation: its tokens come back to the
+    host), so nothing is added to the loop. Passes per call: the own loop's counters; under
+    `generate`, one per token of the call's longest row. With `per_forward`, forward hooks and
+    the grammar processor are also timed, each with a CUDA synchronisation: a breakdown that
+    slows what it measures (its whole-call figures are not comparable with a plain run's)."""
+    import contextlib
+
     import torch
 
+    from localjudge.decode import DecodeStats
     from localjudge.evaluate import score_runs
 
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
     recorder = RecordingJudge(CappedJudge(judge, cap))
     scorer = SCORERS[scorer_name](recorder)
+    before = DecodeStats()
+    before.add(judge.decode_stats)
     done = scored = tokens = backoffs = 0
-    with ForwardTimer(judge.model) as forwards, timed_processor(judge.model.device) as processor:
+    with contextlib.ExitStack() as timers:
+        forwards = timers.enter_context(ForwardTimer(judge.model)) if per_forward else None
+        processor = timers.enter_context(timed_processor(judge.model.device)) if per_forward else None
         with Stopwatch() as watch:
             for first in range(0, len(rows), batch_size):
                 chunk = rows[first:first + batch_size]
@@ -108,13 +123,14 @@ def sweep(judge: Any, scorer_name: str, rows: list[dict[str, Any]], batch_size: 
                     break
         seconds = watch.seconds
 
-    steps = max(forwards.decode.calls + forwards.window.calls, 1)  # the own loop's draft windows too
-    forward_ms = 1000 * forwards.decode.seconds / max(forwards.decode.calls, 1)
     in_judge = sum(c.seconds for c in recorder.calls)
-    whole_ms = 1000 * (in_judge - forwards.prefill.seconds) / steps
+    if judge.decoder == "loop":
+        passes = judge.decode_stats.forwards - before.forwards
+    else:
+        passes = sum(c.longest for c in recorder.calls)
+    pass_ms = 1000 * in_judge / max(passes, 1)
     floor_ms = 1000 * weight_bytes / bandwidth
-    kv_ms = 1000 * kv_bytes_per_position * forwards.kv_positions / steps / bandwidth
-    return {
+    figures: dict[str, Any] = {
         "batch": batch_size,
         "rows": done,
         "seconds": round(seconds, 1),
@@ -122,19 +138,23 @@ def sweep(judge: Any, scorer_name: str, rows: list[dict[str, Any]], batch_size: 
         "gen tokens": tokens,
         "gen tokens/s": round(tokens / seconds, 1),
         "rows scored": f"{100 * scored / max(done, 1):.0f}%",
-        "decode steps": forwards.decode.calls,
-        "draft windows": forwards.window.calls,
-        "forward ms/step": round(forward_ms, 2),
-        "whole ms/step": round(whole_ms, 2),
-        "processor ms/step": round(1000 * processor["steps"].seconds / steps, 2),
-        "prefill s": round(forwards.prefill.seconds, 2),
+        "passes": passes,
+        "ms/pass (whole calls)": round(pass_ms, 2),
         "roofline ms": round(floor_ms, 2),
-        "% roofline (weights)": percent(floor_ms, forward_ms),
-        "% roofline (weights+KV)": percent(floor_ms + kv_ms, forward_ms),
-        "% roofline whole step": percent(floor_ms, whole_ms),
+        "% roofline": percent(floor_ms, pass_ms),
         "max GPU mem GB": round(torch.cuda.max_memory_allocated() / 2**30, 1),
         "OOM back-offs": backoffs,
     }
+    if forwards is not None and processor is not None:
+        steps = max(forwards.decode.calls + forwards.window.calls, 1)
+        kv_ms = 1000 * kv_bytes_per_position * forwards.kv_positions / steps / bandwidth
+        forward_ms = 1000 * (forwards.decode.seconds + forwards.window.seconds) / steps
+        figures.update({
+            "forward ms/step (synced)": round(forward_ms, 2),
+            "processor ms/step (synced)": round(1000 * processor["steps"].seconds / steps, 2),
+            "% roofline (weights+KV)": percent(floor_ms + kv_ms, forward_ms),
+        })
+    return figures
 
 
 def main() -> None:
@@ -160,6 +180,8 @@ def main() -> None:
     parser.add_argument("--decoders", default="loop,generate",
                         help="judge decoders to sweep, each on the same model (default: loop,generate: "
                              "localjudge's own loop, then transformers' generate)")
+    parser.add_argument("--per-forward", action="store_true",
+                        help="also time each forward and grammar step (a CUDA sync each: slows the run)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--json", default=None, help="also write every figure to this JSON file")
     args = parser.parse_args()
@@ -233,7 +255,7 @@ def main() -> None:
             judge.model, judge.tokenizer, identity=identity, decoder=decoder)
         for batch_size in batch_sizes:
             figures = sweep(twin, args.scorer, rows, batch_size, args.max_seconds, args.max_new_tokens,
-                            weight_bytes, kv_bytes_per_position, args.bandwidth)
+                            weight_bytes, kv_bytes_per_position, args.bandwidth, args.per_forward)
             results.append({"decoder": decoder, **figures})
             print(results[-1], file=sys.stderr)
 
@@ -245,13 +267,13 @@ Notes:
 - Random weights: constrained decoding keeps every answer valid JSON, but the tokens per row
   are not a trained model's (random text tends to fill each string to its length limit), so
   rows/s does not carry over to a real 7B judge; the step times and tokens/s do.
-- forward ms/step: decode forwards only (one new token per row), timed by forward hooks with a
-  CUDA sync. whole ms/step: time inside judge calls minus prefill, per decode step (adds the
-  row-wise grammar processor, transformers' generate loop and detokenizing).
+- ms/pass (whole calls): time inside judge calls (prefill, decode, grammar, detokenizing) over
+  the forward passes they ran (the own loop's counters; under generate, the longest row's
+  tokens per call). With --per-forward: forward and grammar time per step, each synchronised.
 - roofline ms = weight bytes / bandwidth = {weight_bytes / 1e9:.2f} GB / {args.bandwidth:.3g} B/s: no
   decode step can be faster. Weight bytes are all parameters (the input embedding is gathered,
-  not streamed, so the true floor is a little lower). "+KV" also counts reading the KV cache
-  (padding included) each step: {kv_bytes_per_position} bytes per cached position.
+  not streamed, so the true floor is a little lower). "+KV" (--per-forward) also counts reading
+  the KV cache (padding included) each step: {kv_bytes_per_position} bytes per cached position.
 - A batch size stops after --max-seconds ({args.max_seconds or 'none'}), finishing the batch in
   flight; "rows" says how many it did. Peak host RSS {peak_rss_mb():.0f} MB.""")
     if args.json:
