@@ -39,7 +39,7 @@ from typing import Any
 
 import torch
 
-from localjudge.kv_cache import GrowingLayer, on_device_of, preallocate
+from localjudge.kv_cache import Batch, preallocate
 from localjudge.processor import RowGrammars
 
 MAX_DRAFT = 16  # forced tokens drafted per row per step
@@ -92,53 +92,6 @@ def refills(windows: Sequence[int | None] | None) -> bool:
     return windows is not None and all(w is None for w in windows)
 
 
-@dataclass
-class _Batch:
-    """The rows in flight: their cache, attention mask (one column per cache position), the
-    position of each row's last fed token, the token each feeds next, and which row each is."""
-
-    cache: Any
-    mask: torch.Tensor
-    last: torch.Tensor
-    heads: list[int]
-    live: list[int]
-
-    def select(self, keep: list[int]) -> None:
-        """Keep these batch rows only (each cache layer indexed on its own device)."""
-        index = torch.tensor(keep, device=self.mask.device)
-        for layer in self.cache.layers:
-            layer.batch_select_indices(on_device_of(layer, index))
-        self.mask, self.last = self.mask[index], self.last[index]
-        self.heads, self.live = [self.heads[b] for b in keep], [self.live[b] for b in keep]
-
-    def join(self, other: _Batch) -> None:
-        """Take `other`'s rows in (every cache layer a `GrowingLayer`): both sides' caches are
-        widened with masked columns to the longer of the two, then stacked."""
-        length = max(self.mask.shape[1], other.mask.shape[1])
-        for mine, theirs in zip(self.cache.layers, other.cache.layers, strict=True):
-            mine.stack(theirs, length)
-
-        def widened(mask: torch.Tensor) -> torch.Tensor:
-            return torch.nn.functional.pad(mask, (0, length - mask.shape[1]))
-
-        self.mask = torch.cat([widened(self.mask), widened(other.mask)])
-        self.last = torch.cat([self.last, other.last])
-        self.heads, self.live = self.heads + other.heads, self.live + other.live
-
-    def compact(self) -> None:
-        """Drop cache positions masked out in every row (a finished row's own tokens, rejected
-        drafts, padding), when they are a quarter of the cache or more: attention then reads
-        only what some row still sees. Positions are explicit, so nothing else moves."""
-        seen = self.mask.bool().any(0)
-        dead = len(seen) - int(seen.sum())
-        if dead < max(32, len(seen) // 4) or not all(isinstance(layer, GrowingLayer) for layer in self.cache.layers):
-            return
-        index = seen.nonzero().squeeze(1)
-        for layer in self.cache.layers:
-            layer.keep_positions(on_device_of(layer, index))
-        self.mask = self.mask[:, index]
-
-
 @torch.inference_mode()
 def greedy_decode(
     model: Any,
@@ -186,7 +139,7 @@ def greedy_decode(
     finished = [False] * rows
     stats = DecodeStats(calls=1)
     pending = list(range(rows))
-    batch: _Batch | None = None
+    batch: Batch | None = None
     while pending or batch is not None:
         free = cap - (len(batch.live) if batch is not None else 0)
         if pending and free > 0:
@@ -214,7 +167,7 @@ def greedy_decode(
 def _start(
     model: Any, grammars: RowGrammars, inputs: dict[str, Any], group: list[int], tokens: list[list[int]],
     finished: list[bool], stats: DecodeStats, **kw: Any,
-) -> _Batch | None:
+) -> Batch | None:
     """The first pass of some rows: the rest of their prompts after the cached prefix, with
     each row's first window. Returns the rows that go on, or None."""
     from transformers import DynamicCache
@@ -233,7 +186,7 @@ def _start(
     # Positions as `generate` numbers them: real tokens counted, padding at 0.
     positions = (mask.long().cumsum(-1) - 1).masked_fill(mask == 0, 0)
     past = cache.get_seq_length()  # the shared prefix, already cached
-    batch = _Batch(cache, mask[:, :-1], positions[:, -1] - 1, prompt[:, -1].tolist(), list(group))
+    batch = Batch(cache, mask[:, :-1], positions[:, -1] - 1, prompt[:, -1].tolist(), list(group))
     before = (prompt[:, past:-1], positions[:, past:-1])
     return _step(model, grammars, batch, tokens, finished, stats, before=before, **kw)
 
@@ -241,7 +194,7 @@ def _start(
 def _step(
     model: Any,
     grammars: RowGrammars,
-    batch: _Batch,
+    batch: Batch,
     tokens: list[list[int]],
     finished: list[bool],
     stats: DecodeStats,
@@ -252,7 +205,7 @@ def _step(
     max_new_tokens: int,
     windows: Sequence[int | None] | None,
     before: tuple[torch.Tensor, torch.Tensor] | None = None,
-) -> _Batch | None:
+) -> Batch | None:
     """One forward pass of the batch: each row feeds a window, its last token then its drafts
     (after `before`, the prompts' uncached tokens, on a first pass). Returns the rows that go
     on, or None."""

@@ -6,13 +6,16 @@ whole prompt plus what a row may still add (its token budget and a little room f
 drafts), and reallocates only when holes have used that room up.
 
 The batch's rows, positions and attention mask live on the device of the model's first layer;
-a model sharded over GPUs keeps each layer's cache on that layer's device. Every index the
+a model sharded over GPUs keeps each layer's cache on that layer's device. `Batch` is the rows
+in flight: their cache and mask, dropped rows (`select`), joined rows (`join`) and dropped
+positions (`compact`). Every index the
 loop hands a layer (rows to keep, positions to keep) is moved to the layer's own device first
 (`on_device_of`): an index on cuda:0 cannot select from a tensor on cuda:1.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -153,3 +156,50 @@ def on_device_of(layer: Any, index: torch.Tensor) -> torch.Tensor:
     if isinstance(held, torch.Tensor) and held.device != index.device:
         return index.to(held.device)
     return index
+
+
+@dataclass
+class Batch:
+    """The rows in flight: their cache, attention mask (one column per cache position), the
+    position of each row's last fed token, the token each feeds next, and which row each is."""
+
+    cache: Any
+    mask: torch.Tensor
+    last: torch.Tensor
+    heads: list[int]
+    live: list[int]
+
+    def select(self, keep: list[int]) -> None:
+        """Keep these batch rows only (each cache layer indexed on its own device)."""
+        index = torch.tensor(keep, device=self.mask.device)
+        for layer in self.cache.layers:
+            layer.batch_select_indices(on_device_of(layer, index))
+        self.mask, self.last = self.mask[index], self.last[index]
+        self.heads, self.live = [self.heads[b] for b in keep], [self.live[b] for b in keep]
+
+    def join(self, other: Batch) -> None:
+        """Take `other`'s rows in (every cache layer a `GrowingLayer`): both sides' caches are
+        widened with masked columns to the longer of the two, then stacked."""
+        length = max(self.mask.shape[1], other.mask.shape[1])
+        for mine, theirs in zip(self.cache.layers, other.cache.layers, strict=True):
+            mine.stack(theirs, length)
+
+        def widened(mask: torch.Tensor) -> torch.Tensor:
+            return torch.nn.functional.pad(mask, (0, length - mask.shape[1]))
+
+        self.mask = torch.cat([widened(self.mask), widened(other.mask)])
+        self.last = torch.cat([self.last, other.last])
+        self.heads, self.live = self.heads + other.heads, self.live + other.live
+
+    def compact(self) -> None:
+        """Drop cache positions masked out in every row (a finished row's own tokens, rejected
+        drafts, padding), when they are a quarter of the cache or more: attention then reads
+        only what some row still sees. Positions are explicit, so nothing else moves."""
+        seen = self.mask.bool().any(0)
+        dead = len(seen) - int(seen.sum())
+        if dead < max(32, len(seen) // 4) or not all(isinstance(layer, GrowingLayer) for layer in self.cache.layers):
+            return
+        index = seen.nonzero().squeeze(1)
+        for layer in self.cache.layers:
+            layer.keep_positions(on_device_of(layer, index))
+        self.mask = self.mask[:, index]

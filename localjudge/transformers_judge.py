@@ -24,6 +24,7 @@ from localjudge.grammar import closer_ids, grammar_spec, literal_fields
 from localjudge.judge import ChatPrompt, Generation, JudgeOutOfMemory, too_long
 from localjudge.model_config import attention_windows, context_window, load_dtype, out_of_memory_error
 from localjudge.model_files import check_model_dir
+from localjudge.prefix_cache import PrefixCache, shared_prefix
 from localjudge.processor import RowGrammarProcessor, RowGrammars
 from localjudge.repetition import MAX_REPEAT_WORDS
 
@@ -119,10 +120,10 @@ class TransformersJudge:
         n_vocab = max(self.model.config.get_text_config(decoder=True).vocab_size, len(self.tokenizer))
         self._llg_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=n_vocab)
         self._grammars: dict[type[BaseModel], tuple[str, dict[str, tuple[str, ...]]]] = {}
-        self._prefix_caches: dict[tuple[int, ...], Any] = {}  # shared instructions' KV, by tokens
         # transformers 5.2x renamed `past_key_values` to `cache`; use whichever this one takes.
         forward_params = inspect.signature(self.model.forward).parameters
         self._cache_kw = "cache" if "cache" in forward_params else "past_key_values"
+        self.prefixes = PrefixCache(self.model, self._cache_kw, self.tokenizer.pad_token_id)
         self.repeat_guard = repeat_guard
         self._closers: torch.Tensor | None = None  # tokens that start with a quote, found once
         guard = f"+repeat-guard-{MAX_REPEAT_WORDS}" if repeat_guard else ""
@@ -221,20 +222,7 @@ class TransformersJudge:
     def _shared_prefix(
         self, prompts: Sequence[ChatPrompt], token_ids: list[list[int]], max_new_tokens: int
     ) -> list[int]:
-        """Token ids of the instructions and worked examples that every row of the call
-        starts with, when caching them is exact for this architecture; else []."""
-        if self._windows is None or len(prompts[0]) < 2:
-            return []
-        head = chat_template.head_ids(self.tokenizer, prompts[0], system_role=self.system_role)
-        prefix = head[: chat_template.common_prefix(head, token_ids)]
-        if len(prefix) < 16:
-            return []  # too little to be worth a cache entry
-        # Rows are [prefix][padding][own tokens]: a sliding window that does not reach back over
-        # the whole row would count the padding as positions and see less of the prefix.
-        span = max(len(ids) for ids in token_ids) + max_new_tokens
-        if any(window is not None and window < span for window in self._windows):
-            return []
-        return prefix
+        return shared_prefix(self.tokenizer, self.system_role, self._windows, prompts, token_ids, max_new_tokens)
 
     def generate(
         self,
@@ -272,38 +260,13 @@ class TransformersJudge:
                 results[i] = generation
         return results  # type: ignore[return-value]
 
-    def _prefix_cache(self, prefix: list[int], batch: int) -> Any:
-        """The KV cache of the shared prefix, computed once per process, copied for `batch` rows."""
-        key = tuple(prefix)
-        if key not in self._prefix_caches:
-            from transformers import DynamicCache
+    @property
+    def _prefix_caches(self) -> dict[tuple[int, ...], Any]:
+        return self.prefixes.entries
 
-            cache = DynamicCache(config=self.model.config)
-            ids = torch.tensor([prefix], device=self.model.device)
-            # Only the cache is wanted: one position's logits, not a [prefix, vocab] tensor.
-            self.model(input_ids=ids, use_cache=True, logits_to_keep=1, **{self._cache_kw: cache})
-            if len(self._prefix_caches) >= 8:
-                self._prefix_caches.pop(next(iter(self._prefix_caches)))
-            self._prefix_caches[key] = cache
-        cache = copy.deepcopy(self._prefix_caches[key])
-        cache.batch_repeat_interleave(batch)
-        return cache
-
-    @torch.inference_mode()
     def batch_inputs(self, prefix: list[int], suffixes: list[list[int]]) -> dict[str, Any]:
-        """Model inputs of one call: rows are [shared prefix][left padding][own tokens], the
-        prefix's KV cache copied in from the per-process cache; plain left padding without one."""
-        pad = self.tokenizer.pad_token_id
-        width = max(len(s) for s in suffixes)
-        rows = [prefix + [pad] * (width - len(s)) + s for s in suffixes]
-        masks = [[1] * len(prefix) + [0] * (width - len(s)) + [1] * len(s) for s in suffixes]
-        inputs: dict[str, Any] = {
-            "input_ids": torch.tensor(rows, device=self.model.device),
-            "attention_mask": torch.tensor(masks, device=self.model.device),
-        }
-        if prefix:
-            inputs[self._cache_kw] = self._prefix_cache(prefix, len(rows))
-        return inputs
+        """Model inputs of one call (see `PrefixCache.inputs`)."""
+        return self.prefixes.inputs(prefix, suffixes)
 
     @torch.inference_mode()
     def _generate(
