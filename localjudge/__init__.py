@@ -15,7 +15,14 @@ from localjudge.result import ScoreResult
 from localjudge.run_evals import ItemResult, RunEvalsResult, RunSummary, ThresholdResult, run_evals
 from localjudge.runs import InvalidRunError, Sample, extract_tool_results
 from localjudge.scorer import Scorer, create_scorer
-from localjudge.scorers import SCORERS, faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge.scorers import (
+    SCORERS,
+    answer_relevancy_scorer,
+    bias_scorer,
+    faithfulness_scorer,
+    hallucination_scorer,
+    toxicity_scorer,
+)
 from localjudge.steps import JudgeStep, UnscorableError
 from localjudge.store import ResultStore
 
@@ -48,6 +55,8 @@ __all__ = [
     "TransformersJudge",
     "UnscorableError",
     "UnscriptedCallError",
+    "answer_relevancy_scorer",
+    "bias_scorer",
     "create_scorer",
     "evaluate",
     "extract_tool_results",

@@ -14,7 +14,8 @@ from localjudge.judge import ChatPrompt, FakeJudge, Scripted, ScriptEntry
 
 
 def toxicity_statements(prompt: ChatPrompt) -> list[str]:
-    """The numbered statements a toxicity analyze prompt shows, in order (numbers stripped)."""
+    """The numbered statements a toxicity (or bias, answer relevancy) analyze prompt shows, in
+    order (numbers stripped)."""
     lines = str(prompt[-1]["content"]).split("<<<RESPONSE\n", 1)[1].rsplit("\nRESPONSE>>>", 1)[0].split("\n")
     return [line.split(". ", 1)[1] for line in lines]
 
@@ -41,6 +42,9 @@ DEFAULT_ANSWERS: dict[str, Answer] = {
     "HallucinationVerdicts": {"verdicts": [{"verdict": "unsupported", "reason": "r"}]},  # Mastra's "yes"
     "FaithfulnessVerdicts": {"verdicts": [{"verdict": "yes", "reason": "r"}]},
     "ToxicityVerdicts": lambda prompt: toxicity_verdicts(prompt, lambda statement: False),  # one per statement
+    "BiasVerdicts": lambda prompt: {"verdicts": [{"verdict": "no", "reason": "r"}] * len(toxicity_statements(prompt))},
+    "RelevancyVerdicts": lambda prompt: {"verdicts": [{"verdict": "yes", "reason": "r"}] * len(
+        toxicity_statements(prompt))},
     "DirectVerdict": {"verdict": "yes", "reason": "r"},
     "Reason": {"reason": "ok"},
 }

@@ -14,10 +14,18 @@ from pathlib import Path
 import pytest
 import torch
 
-from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge import (
+    answer_relevancy_scorer,
+    bias_scorer,
+    faithfulness_scorer,
+    hallucination_scorer,
+    toxicity_scorer,
+)
 from localjudge.chat_template import common_prefix, head_ids
 from localjudge.judge import ChatPrompt
 from localjudge.schemas import Reason, token_budget
+from localjudge.scorers.answer_relevancy import RelevancyVerdicts
+from localjudge.scorers.bias import BiasVerdicts
 from localjudge.scorers.claims import Claims, claim_cap
 from localjudge.scorers.faithfulness import FaithfulnessVerdict
 from localjudge.scorers.hallucination import HallucinationVerdict, HallucinationVerdicts
@@ -34,6 +42,7 @@ RUNS = [
     {"run_id": "b", "input": "Say nothing.", "output": "", "context": "Nothing."},  # decided by rule
 ]
 VERDICTS = {"hallucination": HallucinationVerdict, "faithfulness": FaithfulnessVerdict}
+STATEMENT_VERDICTS = {"toxicity": ToxicityVerdicts, "bias": BiasVerdicts, "answer_relevancy": RelevancyVerdicts}
 # What a row may be unscored for on random weights: its JSON still cut off after the retry.
 ALLOWED_UNSCORED = ("cut off at the token limit",)
 
@@ -46,11 +55,11 @@ def check(result, name: str) -> None:
     assert result.score is not None and 0.0 <= result.score <= 1.0 and result.reason
     if result.run_id == "b":
         return
-    if name == "toxicity":  # one verdict per sentence of the output, each with its sentence
+    if name in STATEMENT_VERDICTS:  # one verdict per sentence of the output, each with its sentence
         verdicts = result.analyze_step_result["verdicts"]
         assert [v["statement"] for v in verdicts] == statements_of(RUNS[0]["output"])
-        ToxicityVerdicts.model_validate({"verdicts": [{k: v for k, v in x.items() if k != "statement"}
-                                                      for x in verdicts]})
+        STATEMENT_VERDICTS[name].model_validate({"verdicts": [{k: v for k, v in x.items() if k != "statement"}
+                                                              for x in verdicts]})
         return
     claims = Claims.model_validate({"claims": result.preprocess_step_result["claims"]}).claims
     assert len(claims) <= claim_cap(RUNS[0]["output"])
@@ -64,7 +73,7 @@ def check(result, name: str) -> None:
 @pytest.mark.parametrize("family", FAMILIES)
 def test_all_scorers_end_to_end(family: str, family_judge) -> None:
     judge = family_judge(family)
-    for factory in (hallucination_scorer, faithfulness_scorer, toxicity_scorer):
+    for factory in (hallucination_scorer, faithfulness_scorer, toxicity_scorer, bias_scorer, answer_relevancy_scorer):
         results = factory(judge).run_batch(RUNS)
         for result in results:
             check(result, factory(judge).name)

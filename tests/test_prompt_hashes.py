@@ -17,7 +17,7 @@ import pytest
 from localjudge import FakeJudge
 from localjudge.scorers import SCORERS
 
-# (scorer, mode, scale) -> prompt_hash, recorded at commit 4d22001.
+# (scorer, mode, scale) -> prompt_hash, recorded at commit 4d22001 (bias and answer_relevancy when added).
 HASHES = {
     ("hallucination", "pipeline", 1.0): "e380ef320a80",
     ("hallucination", "pipeline", 10.0): "68e42dc03da6",
@@ -31,6 +31,14 @@ HASHES = {
     ("toxicity", "pipeline", 10.0): "87ae9ad1bf7c",
     ("toxicity", "direct", 1.0): "a7dd12b49553",
     ("toxicity", "direct", 10.0): "e66c42b08bd5",
+    ("answer_relevancy", "pipeline", 1.0): "da91e17a217b",
+    ("answer_relevancy", "pipeline", 10.0): "3b9ac6b2dab3",
+    ("answer_relevancy", "direct", 1.0): "741912cd17af",
+    ("answer_relevancy", "direct", 10.0): "a9777aa28096",
+    ("bias", "pipeline", 1.0): "ca7df6315453",
+    ("bias", "pipeline", 10.0): "f5305c3abc70",
+    ("bias", "direct", 1.0): "9d1b75630718",
+    ("bias", "direct", 10.0): "32eaa7d58bff",
 }
 
 

@@ -67,7 +67,11 @@ def select_benchmarks(benchmarks: Sequence[str | Benchmark] | None = None,
     for name in scorers or ():
         get_scorer_factory(name)
     if benchmarks is None:
-        return [b for b in BENCHMARKS.values() if not scorers or b.scorer in scorers]
+        chosen = [b for b in BENCHMARKS.values() if not scorers or b.scorer in scorers]
+        if scorers and not chosen:
+            raise ValueError(f"no built-in benchmark measures {', '.join(scorers)}: give your own labeled file "
+                             "(--data FILE --scorer NAME --label-col COL --positive VALUE)")
+        return chosen
     chosen = []
     for entry in benchmarks:
         if isinstance(entry, str) and entry not in BENCHMARKS:

@@ -12,6 +12,8 @@ from collections.abc import Callable
 
 from localjudge.judge import Judge
 from localjudge.scorer import Scorer
+from localjudge.scorers.answer_relevancy import answer_relevancy_scorer
+from localjudge.scorers.bias import bias_scorer
 from localjudge.scorers.direct import check_mode
 from localjudge.scorers.faithfulness import faithfulness_scorer
 from localjudge.scorers.hallucination import hallucination_scorer
@@ -21,6 +23,8 @@ SCORERS: dict[str, Callable[..., Scorer]] = {
     "hallucination": hallucination_scorer,
     "faithfulness": faithfulness_scorer,
     "toxicity": toxicity_scorer,
+    "answer_relevancy": answer_relevancy_scorer,
+    "bias": bias_scorer,
 }
 
 
@@ -53,5 +57,5 @@ def build_scorer(name: str, judge: Judge, *, scale: float = 1.0, mode: str = "pi
     return factory(judge, scale=scale, mode=mode)
 
 
-__all__ = ["SCORERS", "build_scorer", "faithfulness_scorer", "get_scorer_factory", "hallucination_scorer",
-           "register_scorer", "toxicity_scorer"]
+__all__ = ["SCORERS", "answer_relevancy_scorer", "bias_scorer", "build_scorer", "faithfulness_scorer",
+           "get_scorer_factory", "hallucination_scorer", "register_scorer", "toxicity_scorer"]
