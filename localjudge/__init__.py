@@ -21,6 +21,7 @@ from localjudge.scorers import (
     bias_scorer,
     faithfulness_scorer,
     hallucination_scorer,
+    rubric_scorer,
     toxicity_scorer,
 )
 from localjudge.steps import JudgeStep, UnscorableError
@@ -62,6 +63,7 @@ __all__ = [
     "extract_tool_results",
     "faithfulness_scorer",
     "hallucination_scorer",
+    "rubric_scorer",
     "run_bench",
     "run_evals",
     "score_runs",

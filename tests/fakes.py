@@ -45,6 +45,8 @@ DEFAULT_ANSWERS: dict[str, Answer] = {
     "BiasVerdicts": lambda prompt: {"verdicts": [{"verdict": "no", "reason": "r"}] * len(toxicity_statements(prompt))},
     "RelevancyVerdicts": lambda prompt: {"verdicts": [{"verdict": "yes", "reason": "r"}] * len(
         toxicity_statements(prompt))},
+    "CriterionVerdicts": lambda prompt: {"verdicts": [{"verdict": "yes", "reason": "r"}] * len(
+        str(prompt[-1]["content"]).split("<<<CRITERIA\n", 1)[1].split("\nCRITERIA>>>", 1)[0].split("\n"))},
     "DirectVerdict": {"verdict": "yes", "reason": "r"},
     "Reason": {"reason": "ok"},
 }

@@ -17,6 +17,7 @@ from localjudge.scorers.bias import bias_scorer
 from localjudge.scorers.direct import check_mode
 from localjudge.scorers.faithfulness import faithfulness_scorer
 from localjudge.scorers.hallucination import hallucination_scorer
+from localjudge.scorers.rubric import rubric_scorer
 from localjudge.scorers.toxicity import toxicity_scorer
 
 SCORERS: dict[str, Callable[..., Scorer]] = {
@@ -58,4 +59,4 @@ def build_scorer(name: str, judge: Judge, *, scale: float = 1.0, mode: str = "pi
 
 
 __all__ = ["SCORERS", "answer_relevancy_scorer", "bias_scorer", "build_scorer", "faithfulness_scorer",
-           "get_scorer_factory", "hallucination_scorer", "register_scorer", "toxicity_scorer"]
+           "get_scorer_factory", "hallucination_scorer", "register_scorer", "rubric_scorer", "toxicity_scorer"]
