@@ -47,6 +47,8 @@ DEFAULT_ANSWERS: dict[str, Answer] = {
         toxicity_statements(prompt))},
     "CriterionVerdicts": lambda prompt: {"verdicts": [{"verdict": "yes", "reason": "r"}] * len(
         str(prompt[-1]["content"]).split("<<<CRITERIA\n", 1)[1].split("\nCRITERIA>>>", 1)[0].split("\n"))},
+    "PieceVerdicts": lambda prompt: {"verdicts": [{"verdict": "yes", "reason": "r"}] * len(
+        str(prompt[-1]["content"]).split("<<<CONTEXT\n", 1)[1].split("\nCONTEXT>>>", 1)[0].split("\n"))},
     "DirectVerdict": {"verdict": "yes", "reason": "r"},
     "Reason": {"reason": "ok"},
 }

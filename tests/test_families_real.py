@@ -17,6 +17,7 @@ import torch
 from localjudge import (
     answer_relevancy_scorer,
     bias_scorer,
+    context_precision_scorer,
     faithfulness_scorer,
     hallucination_scorer,
     toxicity_scorer,
@@ -78,6 +79,18 @@ def test_all_scorers_end_to_end(family: str, family_judge) -> None:
         for result in results:
             check(result, factory(judge).name)
         assert results[1].scored, "a rule-decided row is scored whatever the judge does"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_context_precision_end_to_end(family: str, family_judge) -> None:
+    """One verdict per context piece, on every family (no rule decides a row: all judged)."""
+    run = {**RUNS[0], "context": ["The Eiffel Tower in Paris was completed in 1889.", "Paris is in France."]}
+    (result,) = context_precision_scorer(family_judge(family)).run_batch([run])
+    if not result.scored:
+        assert result.error and any(reason in result.error for reason in ALLOWED_UNSCORED), result.error
+        return
+    assert 0.0 <= result.score <= 1.0 and result.reason
+    assert [v["piece"] for v in result.analyze_step_result["verdicts"]] == run["context"]
 
 
 def recorded_prompts(outputs: list[str]) -> dict[str, list[ChatPrompt]]:

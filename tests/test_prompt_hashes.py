@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from localjudge import FakeJudge
-from localjudge.scorers import SCORERS
+from localjudge.scorers import SCORERS, build_scorer
 
 # (scorer, mode, scale) -> prompt_hash, recorded at commit 4d22001 (bias and answer_relevancy when added).
 HASHES = {
@@ -39,12 +39,14 @@ HASHES = {
     ("bias", "pipeline", 10.0): "f5305c3abc70",
     ("bias", "direct", 1.0): "9d1b75630718",
     ("bias", "direct", 10.0): "32eaa7d58bff",
+    ("context_precision", "pipeline", 1.0): "34221017181e",
+    ("context_precision", "pipeline", 10.0): "3f265f4cfb4f",
 }
 
 
 @pytest.mark.parametrize(("name", "mode", "scale"), list(HASHES), ids=lambda v: f"{v:g}" if isinstance(v, float) else v)
 def test_the_prompt_hash_is_unchanged(name: str, mode: str, scale: float) -> None:
-    scorer = SCORERS[name](FakeJudge({}), scale=scale, mode=mode)
+    scorer = build_scorer(name, FakeJudge({}), scale=scale, mode=mode)
     assert scorer.prompt_hash == HASHES[name, mode, scale], (
         f"{name} ({mode}, scale {scale:g}): what it sends its judge or scores changed; "
         "if on purpose, record the new hash here")

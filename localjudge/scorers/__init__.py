@@ -14,6 +14,7 @@ from localjudge.judge import Judge
 from localjudge.scorer import Scorer
 from localjudge.scorers.answer_relevancy import answer_relevancy_scorer
 from localjudge.scorers.bias import bias_scorer
+from localjudge.scorers.context_precision import context_precision_scorer
 from localjudge.scorers.direct import check_mode
 from localjudge.scorers.faithfulness import faithfulness_scorer
 from localjudge.scorers.hallucination import hallucination_scorer
@@ -26,6 +27,7 @@ SCORERS: dict[str, Callable[..., Scorer]] = {
     "toxicity": toxicity_scorer,
     "answer_relevancy": answer_relevancy_scorer,
     "bias": bias_scorer,
+    "context_precision": context_precision_scorer,
 }
 
 
@@ -58,5 +60,6 @@ def build_scorer(name: str, judge: Judge, *, scale: float = 1.0, mode: str = "pi
     return factory(judge, scale=scale, mode=mode)
 
 
-__all__ = ["SCORERS", "answer_relevancy_scorer", "bias_scorer", "build_scorer", "faithfulness_scorer",
-           "get_scorer_factory", "hallucination_scorer", "register_scorer", "rubric_scorer", "toxicity_scorer"]
+__all__ = ["SCORERS", "answer_relevancy_scorer", "bias_scorer", "build_scorer", "context_precision_scorer",
+           "faithfulness_scorer", "get_scorer_factory", "hallucination_scorer", "register_scorer", "rubric_scorer",
+           "toxicity_scorer"]
