@@ -191,3 +191,11 @@ class RowGrammarProcessor(OutlinesLogitsProcessor):
         self.started = True
         allowed = self.rows.allowed([(row, ()) for row in range(len(logits))], logits.device, logits.shape[-1])
         return self.rows.constrain_rows(range(len(logits)), logits, allowed)
+
+    def flush(self, last: list[int]) -> None:
+        """Feed each row the token chosen at the last step, which no later step fed: the
+        grammars then stand where the own loop leaves them (a label read where only the
+        opening quote was then written is dropped on both decoders)."""
+        if self.started:
+            for row, token in enumerate(last):
+                self.rows.feed(row, token)

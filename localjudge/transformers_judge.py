@@ -297,7 +297,11 @@ class TransformersJudge:
         else:
             rows = []
             inputs = self.batch_inputs(prefix, suffixes)
-            for ids in self._model_generate(inputs, RowGrammarProcessor(grammars), max_new_tokens).tolist():
+            processor = RowGrammarProcessor(grammars)
+            generated = self._model_generate(inputs, processor, max_new_tokens).tolist()
+            if all(generated):
+                processor.flush([ids[-1] for ids in generated])
+            for ids in generated:
                 finished = eos in ids
                 rows.append((ids[: ids.index(eos)] if finished else ids, finished))
         return [
