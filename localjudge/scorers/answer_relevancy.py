@@ -13,7 +13,6 @@ Higher is better. An empty output: 0 (no statements; Mastra's n = 0 gives 0).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
@@ -25,7 +24,7 @@ from localjudge.runs import Sample
 from localjudge.schemas import MAX_ITEMS, ReasonText, Strict, exactly
 from localjudge.scorer import Scorer, check_scale, create_scorer
 from localjudge.scorers.direct import Question, check_mode, direct_scorer
-from localjudge.scorers.statements import numbered_prompt, statements_of
+from localjudge.scorers.statements import attach_statements, explained_example, numbered_prompt, statements_of
 from localjudge.scorers.verdicts import label_choices, reason_step, verdict_lines
 from localjudge.steps import JudgeStep, Results, Shortcut, UnscorableError
 
@@ -65,12 +64,6 @@ def render_analyze(sample: Sample, results: Results) -> str:
 def analyze_schema(sample: Sample, results: Results) -> type[BaseModel]:
     """Exactly one verdict per statement of the output."""
     return exactly(RelevancyVerdict, len(statements_of(sample.output)), RelevancyVerdicts)
-
-
-def attach_statements(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
-    """Each verdict with its statement first (the grammar gave exactly one per statement)."""
-    statements = statements_of(sample.output)
-    return {"verdicts": [{"statement": s, **v} for s, v in zip(statements, parsed["verdicts"], strict=True)]}
 
 
 EXAMPLE_PROMPT = "How long should I boil an egg for a soft yolk?"
@@ -145,11 +138,7 @@ def answer_relevancy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
             "Explain the score: which statements answer the input, and which do not."
         )
 
-    example_verdicts = [{"statement": s, **v} for s, v in
-                        zip(EXAMPLE_STATEMENTS, json.loads(ANALYZE_EXAMPLE[1])["verdicts"], strict=True)]
-    example_results: Results = {"analyze_step_result": {"verdicts": example_verdicts}}
-    example_results["score"] = round(relevancy(example_verdicts, weight) * scale, 2)
-    example = (Sample("example", EXAMPLE_PROMPT, " ".join(EXAMPLE_STATEMENTS)), example_results, REASON_EXAMPLE)
+    example = explained_example(EXAMPLE_STATEMENTS, ANALYZE_EXAMPLE[1], score, scale, REASON_EXAMPLE, EXAMPLE_PROMPT)
     return (
         create_scorer("answer_relevancy", judge=judge, version=VERSION, scale=scale, shortcut=shortcut,
                       prob_score=prob_score, positive="relevant", higher_is_better=True)

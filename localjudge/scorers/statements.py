@@ -5,10 +5,15 @@ the grammar fixes the verdict count."""
 
 from __future__ import annotations
 
+import json
 import re
+from collections.abc import Callable
+from typing import Any
 
 from localjudge.prompting import block
+from localjudge.runs import Sample
 from localjudge.schemas import MAX_ITEMS
+from localjudge.steps import Results
 
 _SENTENCE_END = re.compile(  # after . ! ? (and a closing quote), not before a lowercase word: "e.g. this"
     r"(?:(?<=[.!?])|(?<=[.!?][\"'\u201d\u2019)]))\s+(?=[^\sa-z])|\s*\n\s*")  # not before a lowercase word: "e.g. this"
@@ -38,3 +43,20 @@ def numbered_prompt(prompt: str, statements: list[str]) -> str:
     lines = "\n".join(f"{i}. {s}" for i, s in enumerate(statements, 1))
     return (f"{shown}The response, one numbered statement a line:\n{block('RESPONSE', lines)}\n"
             f"Give exactly {len(statements)} verdicts, one per statement, in order.")
+
+
+def attach_statements(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
+    """Each verdict with its statement first (the grammar gave exactly one per statement)."""
+    statements = statements_of(sample.output)
+    return {"verdicts": [{"statement": s, **v} for s, v in zip(statements, parsed["verdicts"], strict=True)]}
+
+
+def explained_example(statements: list[str], answer: str, score: Callable[[Sample, Results], float], scale: float,
+                      reason: str, prompt: str = "") -> tuple[Sample, Results, str]:
+    """The reason step's worked example: the analyze example's statements and verdicts (its
+    JSON `answer`), scored for `scale`, explained by `reason`."""
+    verdicts = [{"statement": s, **v} for s, v in zip(statements, json.loads(answer)["verdicts"], strict=True)]
+    run = Sample("example", prompt, " ".join(statements))
+    results: Results = {"analyze_step_result": {"verdicts": verdicts}}
+    results["score"] = round(score(run, results) * scale, 2)
+    return run, results, reason
