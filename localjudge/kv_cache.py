@@ -8,9 +8,9 @@ drafts), and reallocates only when holes have used that room up.
 The batch's rows, positions and attention mask live on the device of the model's first layer;
 a model sharded over GPUs keeps each layer's cache on that layer's device. `Batch` is the rows
 in flight: their cache and mask, dropped rows (`select`), joined rows (`join`) and dropped
-positions (`compact`). Every index the
-loop hands a layer (rows to keep, positions to keep) is moved to the layer's own device first
-(`on_device_of`): an index on cuda:0 cannot select from a tensor on cuda:1.
+positions (`compact`). Every index the loop hands a layer (rows to keep, positions to keep) is
+moved to the layer's own device first (`on_device_of`): an index on cuda:0 cannot select from a
+tensor on cuda:1.
 """
 
 from __future__ import annotations
@@ -75,10 +75,6 @@ class GrowingLayer(DynamicLayer):
         self.key_buffer = grown(self.key_buffer, key_states)
         self.value_buffer = grown(self.value_buffer, value_states)
 
-    def allocated(self) -> int:
-        """Positions allocated per row (filled or not)."""
-        return 0 if self.key_buffer is None else self.key_buffer.shape[-2]
-
     def get_seq_length(self) -> int:
         return self.length
 
@@ -107,7 +103,7 @@ class GrowingLayer(DynamicLayer):
             # written before it is read.
             buffer[: mine.shape[0], :, : self.length] = mine[:, :, : self.length]
             buffer[: mine.shape[0], :, self.length: length] = 0
-            buffer[mine.shape[0]:, :, : other.length] = theirs[:, :, : other.length].to(buffer.device)
+            buffer[mine.shape[0]:, :, : other.length] = theirs[:, :, : other.length]
             buffer[mine.shape[0]:, :, other.length: length] = 0
             return buffer
 

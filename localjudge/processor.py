@@ -77,7 +77,7 @@ class RowGrammars:
         self.strings = [StringTracker() for _ in grammars]
         self.closed_loops = [0 for _ in grammars]  # strings the guard closed, per row
         self.label_probs: list[list[dict[str, float]]] = [[] for _ in grammars]
-        self.read_before_quote = [False for _ in grammars]  # a label read where the quote was still to come
+        self.read_at: list[str | None] = [None for _ in grammars]  # the quote of the label read at this step
         self.words = (llg_tokenizer.vocab_size + 31) // 32
         self.bits = torch.arange(32, dtype=torch.int32)
 
@@ -94,9 +94,10 @@ class RowGrammars:
             log.warning("row %d left its grammar: %s", row, matcher.get_error())
         if self.triggers[row] or self.closers is not None:
             piece = self.piece(row, token)
-            if self.read_before_quote[row] and label_deferred('"', piece):
+            quote = self.read_at[row]
+            if quote is not None and label_deferred(quote, piece):
                 self.label_probs[row].pop()  # the label is chosen at the next position: read there
-            self.read_before_quote[row] = False
+            self.read_at[row] = None
             self.tails[row] = (self.tails[row] + piece)[-TAIL_CHARS:]
             self.strings[row].feed(piece)
 
@@ -162,7 +163,7 @@ class RowGrammars:
                     probs = self._label_probs(logits[i], allowed[i], labels, quote)
                     if probs:
                         self.label_probs[row].append(probs)
-                        self.read_before_quote[row] = quote == '"'
+                        self.read_at[row] = quote
         return logits
 
     def _label_probs(
