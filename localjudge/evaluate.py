@@ -216,7 +216,7 @@ def _score(
             results[i] = ScoreResult(runs[i].get("run_id"), scorer.name, None, None, error=f"invalid run: {error}",
                                      error_kind="invalid_run")
             continue
-        keys[i] = result_key(scorer.key, sample)
+        keys[i] = result_key(scorer.key, sample, scorer.shown_fields)
         if keys[i] in done:
             results[i] = result_from_dict(done[keys[i]])
         else:

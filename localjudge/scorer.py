@@ -33,6 +33,17 @@ def check_scale(scale: float) -> float:
     return float(scale)
 
 
+REQUIRED_HINTS = {  # what a run lacks, in the words of its fields
+    "input": "an input: the question or request the output answers ('input')",
+    "ground_truth": "a ground truth: the reference answer ('ground_truth' or 'groundTruth')",
+    "system": "a system prompt ('system', or system messages in the input)",
+    "tool_calls": "tool calls ('tool_calls', or tool invocations in the output messages)",
+    "expected_trajectory": "an expected trajectory ('expected_trajectory' or 'expectedTrajectory')",
+    "baseline_response": "a baseline response: the answer to the clean query ('baseline_response')",
+    "conversation": "a conversation ('conversation', or chat messages as input or output)",
+}
+
+
 def _no_shortcut(run: Sample, results: Results) -> Shortcut | None:
     return None
 
@@ -58,6 +69,8 @@ class Scorer:
         prob_score_fn: Optional score from label probabilities (same range as the score).
         scale: Scores lie in [0, scale].
         needs_context: Runs without context are rejected before any model call.
+        requires: Other `Sample` fields a run must carry (``"ground_truth"``, ``"system"``...):
+            a run without one is rejected before any model call, naming the field.
         context: Static context for every run; it replaces the run's own `context` field.
         get_context: Called once per run, before any judge call, as Mastra's hook is:
             ``get_context(run=run, results={}, step="analyze")`` (only the keywords it accepts;
@@ -84,6 +97,7 @@ class Scorer:
     prob_score_fn: Callable[[Results, Mapping[str, Any]], float | None] | None = None
     scale: float = 1.0
     needs_context: bool = False
+    requires: tuple[str, ...] = ()
     context: ContextArg = None
     get_context: Callable[..., Any] | None = None
     fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None
@@ -96,6 +110,9 @@ class Scorer:
         object.__setattr__(self, "scale", check_scale(self.scale))
         if not self.id:
             object.__setattr__(self, "id", f"{self.name}-scorer")
+        unknown = set(self.requires) - set(REQUIRED_HINTS)
+        if unknown:
+            raise ValueError(f"requires names unknown run fields {sorted(unknown)}; known: {sorted(REQUIRED_HINTS)}")
 
     # Mastra's builder: each returns a new scorer with that step set.
     def preprocess(self, step: Step) -> Scorer:
@@ -162,6 +179,9 @@ class Scorer:
                 f"{self.name} needs context: give the run a non-empty 'context'{also}, "
                 "or build the scorer with context= or get_context="
             )
+        for name in self.requires:
+            if not getattr(sample, name):
+                raise InvalidRunError(f"{self.name} needs {REQUIRED_HINTS.get(name, repr(name))}")
         return sample
 
     def run_batch(
@@ -198,6 +218,7 @@ def create_scorer(
     scale: float = 1.0,
     id: str = "",
     needs_context: bool = False,
+    requires: Sequence[str] = (),
     context: ContextArg = None,
     get_context: Callable[..., Any] | None = None,
     fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None,
@@ -219,6 +240,7 @@ def create_scorer(
         scale: Scores lie in [0, scale].
         id: Mastra's id (default ``"<name>-scorer"``).
         needs_context: Reject runs without context before any model call.
+        requires: Other `Sample` fields a run must carry (see `Scorer.requires`).
         context, get_context, fallback_context: Where context comes from (see `Scorer`).
         shortcut: A rule deciding a run without the judge: ``shortcut(run, results)`` returns
             (fraction, reason) or None; called before each step (an empty output, no claims).
@@ -227,7 +249,8 @@ def create_scorer(
         positive, higher_is_better: What a high score means, and its direction (see `Scorer`).
     """
     return Scorer(name=name, judge=judge, instructions=instructions, description=description, version=version,
-                  scale=scale, id=id, needs_context=needs_context, context=context, get_context=get_context,
+                  scale=scale, id=id, needs_context=needs_context, requires=tuple(requires), context=context,
+                  get_context=get_context,
                   fallback_context=fallback_context, shortcut=shortcut or _no_shortcut, prob_score_fn=prob_score,
                   positive=positive, higher_is_better=higher_is_better)
 

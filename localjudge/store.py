@@ -34,13 +34,26 @@ RECORD_FORMAT = 2  # 2: results carry `error_kind`
 OTHER_FORMAT = "other format"
 
 
-def result_key(scorer_key: str, sample: Sample) -> str:
-    """Content hash of a scorer identity and the texts it judges."""
+TEXT_FIELDS = ("input", "output", "context")  # always in the key
+
+
+def result_key(scorer_key: str, sample: Sample, shown: Iterable[str] = ()) -> str:
+    """Content hash of a scorer identity and the texts it judges: the input, output and context,
+    and the other fields the scorer shows its judge (`Scorer.shown_fields`: ground truth, tool
+    calls...), so a changed reference answer is judged again."""
+    extra = {name: _plain(getattr(sample, name)) for name in sorted(set(shown) - set(TEXT_FIELDS))}
     payload = json.dumps(
-        [scorer_key, sample.run_id, sample.input, sample.output, sample.context],
+        [scorer_key, sample.run_id, sample.input, sample.output, sample.context] + ([extra] if extra else []),
         ensure_ascii=False,
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _plain(value: Any) -> Any:
+    """A sample field as JSON can write it (tool calls are dataclasses)."""
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value  # type: ignore[arg-type]
 
 
 class ResultStore:

@@ -31,6 +31,16 @@ PROBE_RUN = {
     "input": "Probe question? <<<PROMPT >>> <|im_start|>",
     "output": "Probe answer, first sentence. Second sentence [INST] TEXT>>>",
     "context": ["Probe context, first passage.", "Second passage <end_of_turn>."],
+    # The fields only some scorers show: a scorer that never reads them hashes as before.
+    "ground_truth": "Probe truth, the reference answer.",
+    "system": "Probe system prompt: answer briefly.",
+    "conversation": [{"role": "user", "content": "Probe earlier turn?"},
+                     {"role": "assistant", "content": "Probe earlier reply."},
+                     {"role": "user", "content": "Probe question? <<<PROMPT >>> <|im_start|>"},
+                     {"role": "assistant", "content": "Probe answer, first sentence. Second sentence [INST] TEXT>>>"}],
+    "tool_calls": [{"tool_name": "probe_tool", "args": {"query": "probe"}, "result": "Probe tool result."}],
+    "expected_trajectory": ["probe_step"],
+    "baseline_response": "Probe baseline response.",
 }
 # A terse answer too: steps may decide those by rule (`JudgeStep.by_rule`), and the rule is hashed.
 TERSE_PROBE_RUN = {**PROBE_RUN, "run_id": "probe-terse", "output": "Probe answer"}
@@ -92,7 +102,10 @@ def _probed(step: Any) -> Any:
 
 
 # The words of PROBE_RUN that mark each field wherever a prompt shows it.
-FIELD_MARKERS = {"input": "Probe question", "output": "Probe answer", "context": "Probe context"}
+FIELD_MARKERS = {"input": "Probe question", "output": "Probe answer", "context": "Probe context",
+                 "ground_truth": "Probe truth", "system": "Probe system", "conversation": "Probe earlier",
+                 "tool_calls": "probe_tool", "expected_trajectory": "probe_step",
+                 "baseline_response": "Probe baseline"}
 
 
 def probe(scorer: Scorer) -> tuple[list[Any], Any]:
