@@ -18,15 +18,26 @@ from localjudge.scorer import Scorer, create_scorer
 from localjudge.scorers import (
     SCORERS,
     answer_relevancy_scorer,
+    answer_similarity_scorer,
     bias_scorer,
+    build_scorer,
     context_precision_scorer,
+    context_recall_scorer,
+    context_relevance_scorer,
     faithfulness_scorer,
     hallucination_scorer,
+    multi_turn_judge_scorer,
+    noise_sensitivity_scorer,
+    prompt_alignment_scorer,
     rubric_scorer,
+    summarization_scorer,
+    tool_call_accuracy_scorer,
     toxicity_scorer,
+    trajectory_accuracy_scorer,
 )
 from localjudge.steps import JudgeStep, UnscorableError
 from localjudge.store import ResultStore
+from localjudge.tool_calls import ToolCall, extract_tool_calls
 
 if TYPE_CHECKING:
     from localjudge.bench.run import run_bench
@@ -54,22 +65,34 @@ __all__ = [
     "Scorer",
     "ScorerSummary",
     "ThresholdResult",
+    "ToolCall",
     "TransformersJudge",
     "UnscorableError",
     "UnscriptedCallError",
     "answer_relevancy_scorer",
+    "answer_similarity_scorer",
     "bias_scorer",
+    "build_scorer",
     "context_precision_scorer",
+    "context_recall_scorer",
+    "context_relevance_scorer",
     "create_scorer",
     "evaluate",
+    "extract_tool_calls",
     "extract_tool_results",
     "faithfulness_scorer",
     "hallucination_scorer",
+    "multi_turn_judge_scorer",
+    "noise_sensitivity_scorer",
+    "prompt_alignment_scorer",
     "rubric_scorer",
     "run_bench",
     "run_evals",
     "score_runs",
+    "summarization_scorer",
+    "tool_call_accuracy_scorer",
     "toxicity_scorer",
+    "trajectory_accuracy_scorer",
 ]
 
 

@@ -109,7 +109,8 @@ def system_of(run: Mapping[str, Any]) -> str | None:
 
 def conversation_of(run: Mapping[str, Any]) -> tuple[Turn, ...] | None:
     """Every user and assistant message with text: the run's `conversation` messages, else the
-    input's then the output's; None when there are no messages (plain strings)."""
+    input's then the output's, where one of them is messages (the other, plain text, is one turn:
+    the answer judged is always in it); None when neither is (plain strings)."""
     if not is_missing(run.get("conversation")):
         messages = messages_of(run["conversation"], "conversation")
         if messages is None:
@@ -120,7 +121,15 @@ def conversation_of(run: Mapping[str, Any]) -> tuple[Turn, ...] | None:
     given = [messages_of(value, "input") if not is_missing(value) else None, messages_of(run["output"], "output")]
     if given == [None, None]:
         return None
-    return tuple(turns("input", earlier + (given[0] or [])) + turns("output", given[1] or []))
+    asked = turns("input", earlier + given[0]) if given[0] is not None else text_turn(value, "input", "user")
+    answered = turns("output", given[1]) if given[1] is not None else text_turn(run["output"], "output", "assistant")
+    return tuple(asked + answered)
+
+
+def text_turn(value: Any, field: str, role: str) -> list[Turn]:
+    """A field that is not messages (a string, a `{text}` object) as one turn; none when empty."""
+    text = "" if is_missing(value) else text_of(value, field=field, role=role).strip()
+    return [(role, text)] if text else []
 
 
 def turns(field: str, messages: Sequence[Any]) -> list[Turn]:

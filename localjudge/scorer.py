@@ -78,7 +78,8 @@ class Scorer:
             precedence over `context` and the run's field.
         fallback_context: Where context comes from when none of the above gives any (the
             faithfulness scorer: the tool results in the run's output, as Mastra's).
-        id: Mastra's scorer id, the key of `run_evals` results (default ``"<name>-scorer"``).
+        id: Mastra's scorer id, the key of `run_evals` results (default ``"<name>-scorer"`` with
+            dashes for underscores, as Mastra's ``"answer-relevancy-scorer"``).
         description: What it measures, for people.
         positive: What a high score (label 1 in a benchmark) means: ``"hallucinated"``.
         higher_is_better: The score's direction (None: neither, a neutral measure). Benchmarks
@@ -109,7 +110,7 @@ class Scorer:
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_scale(self.scale))
         if not self.id:
-            object.__setattr__(self, "id", f"{self.name}-scorer")
+            object.__setattr__(self, "id", f"{self.name.replace('_', '-')}-scorer")  # Mastra's: answer-relevancy-scorer
         unknown = set(self.requires) - set(REQUIRED_HINTS)
         if unknown:
             raise ValueError(f"requires names unknown run fields {sorted(unknown)}; known: {sorted(REQUIRED_HINTS)}")

@@ -43,7 +43,7 @@ PROBE_RUN = {
     "baseline_response": "Probe baseline response.",
 }
 # A terse answer too: steps may decide those by rule (`JudgeStep.by_rule`), and the rule is hashed.
-TERSE_PROBE_RUN = {**PROBE_RUN, "run_id": "probe-terse", "output": "Probe answer"}
+TERSE_PROBE_RUN = {**PROBE_RUN, "run_id": "probe-terse", "output": "Probe answer", "ground_truth": "Probe truth"}
 PROBE_RUNS = (PROBE_RUN, TERSE_PROBE_RUN)
 
 

@@ -10,8 +10,9 @@ negative rows, drawn without replacement from the eligible source rows kept in s
 Rows are written interleaved (one positive and one negative per pair, the pair's order drawn
 from the same generator), so the first 2k rows of a file hold exactly k of each label and
 `--limit` keeps the balance. Each row: id, input, output, context (string, list of strings, or
-null), label (1 = the scorer's positive class), source_label, group. The upstream LICENSE (and
-NOTICE) is copied next to each file; the README.md beside it is written by hand.
+null), ground_truth (in the benchmarks of ground-truth scorers), label (1 = the scorer's
+positive class), source_label, group. The upstream LICENSE (and NOTICE) is copied next to
+each file; the README.md beside it is written by hand.
 """
 
 from __future__ import annotations
@@ -105,6 +106,51 @@ def truthfulqa(source: Path, rng: random.Random) -> list[Row]:
     return interleave(positives, negatives, rng)
 
 
+def truthfulqa_similarity(source: Path, rng: random.Random) -> list[Row]:
+    """TruthfulQA for answer similarity: the Best Answer is the ground truth; the output is
+    another of the question's correct answers (1: it agrees with the reference) or the Best
+    Incorrect Answer (0), one of the two per question. Correct answers equal to the Best
+    Answer or "I have no comment" are not drawn; questions left with none are not eligible."""
+    eligible = []
+    for i, r in enumerate(read_csv(source / "truthfulqa" / "TruthfulQA.csv")):
+        best = r["Best Answer"].strip()
+        others = [a.strip() for a in r["Correct Answers"].split(";")]
+        others = [a for a in others if a and a != best and a.lower() != NO_COMMENT]
+        if others:
+            eligible.append((i, r, others))
+    chosen = rng.sample(range(len(eligible)), 2 * PER_CLASS)
+    positives, negatives = [], []
+    for rank, j in enumerate(chosen):
+        i, r, others = eligible[j]
+        agrees = rank < PER_CLASS
+        output = rng.choice(others) if agrees else r["Best Incorrect Answer"].strip()
+        row = {"id": f"truthfulqa-sim-{i}", "input": r["Question"].strip(), "output": output, "context": None,
+               "ground_truth": r["Best Answer"].strip(), "label": int(agrees),
+               "source_label": "Correct Answer" if agrees else "Best Incorrect Answer", "group": r["Category"]}
+        (positives if agrees else negatives).append(row)
+    return interleave(positives, negatives, rng)
+
+
+def halueval_recall(source: Path, rng: random.Random) -> list[Row]:
+    """HaluEval QA for context recall: the ground truth is the right answer (1: the knowledge
+    holds it) or the hallucinated answer (0: it does not), one of the two per question; the
+    context is the question's knowledge. The output is the ground truth again (context recall
+    never shows the output; the output-length baseline then measures the ground truth's length,
+    a known shortcut of this set)."""
+    items = read_json_lines(source / "halueval" / "qa_one-turn_data.json")
+    chosen = rng.sample(range(len(items)), 2 * PER_CLASS)
+    positives, negatives = [], []
+    for rank, i in enumerate(chosen):
+        item, held = items[i], rank < PER_CLASS
+        key = "right_answer" if held else "hallucinated_answer"
+        truth = item[key].strip()
+        row = {"id": f"halueval-recall-{i}", "input": item["question"].strip(), "output": truth,
+               "context": item["knowledge"], "ground_truth": truth, "label": int(held), "source_label": key,
+               "group": None}
+        (positives if held else negatives).append(row)
+    return interleave(positives, negatives, rng)
+
+
 DAVIDSON_CLASSES = {"0": "hate", "1": "offensive", "2": "neither"}
 
 
@@ -148,6 +194,8 @@ BUILDERS: dict[str, tuple[Callable[[Path, random.Random], list[Row]], str]] = {
     "truthfulqa": (truthfulqa, "truthfulqa"),
     "davidson": (davidson, "davidson_hate_offensive"),
     "toxigen": (toxigen, "toxigen_demonstrations"),
+    "truthfulqa_similarity": (truthfulqa_similarity, "truthfulqa"),
+    "halueval_recall": (halueval_recall, "halueval"),
 }
 
 

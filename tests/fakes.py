@@ -27,6 +27,14 @@ def toxicity_verdicts(prompt: ChatPrompt, toxic: Callable[[str], bool]) -> dict[
                          for s in toxicity_statements(prompt)]}
 
 
+def lines_in(prompt: ChatPrompt, name: str) -> int:
+    """How many lines a prompt's <<<NAME block holds (0 when it has none)."""
+    text = str(prompt[-1]["content"])
+    if f"<<<{name}\n" not in text:
+        return 0
+    return len(text.split(f"<<<{name}\n", 1)[1].split(f"\n{name}>>>", 1)[0].split("\n"))
+
+
 # Hallucination's judge answers in words; results keep Mastra's labels: the result label -> the judge's word.
 HALLUCINATION_WORDS = {"yes": "unsupported", "no": "supported"}
 
@@ -50,6 +58,30 @@ DEFAULT_ANSWERS: dict[str, Answer] = {
     "PieceVerdicts": lambda prompt: {"verdicts": [{"verdict": "yes", "reason": "r"}] * len(
         str(prompt[-1]["content"]).split("<<<CONTEXT\n", 1)[1].split("\nCONTEXT>>>", 1)[0].split("\n"))},
     "DirectVerdict": {"verdict": "yes", "reason": "r"},
+    "RecallVerdicts": lambda prompt: {"verdicts": [{"verdict": "yes", "reason": "r"}] * int(
+        str(prompt[-1]["content"]).rsplit("Give exactly ", 1)[1].split(" ", 1)[0])},
+    "ContextEvaluations": lambda prompt: {"evaluations": [{"relevance": "high", "used": "yes", "reason": "r"}] * int(
+        str(prompt[-1]["content"]).rsplit("Give exactly ", 1)[1].split(" ", 1)[0]), "missing_context": []},
+    "AlignmentAnalysis": {"intent": {"rating": "fully", "reason": "r"},
+                          "requirements": [{"requirement": "A requirement.", "met": "yes"}],
+                          "completeness": {"rating": "fully", "reason": "r"},
+                          "appropriateness": {"rating": "fully", "reason": "r"}},  # score 1
+    "ConversationVerdict": {"verdict": "yes", "reason": "r"},
+    "ToolCallVerdicts": lambda prompt: {"evaluations": [{"verdict": "yes", "reason": "r"}] * lines_in(prompt, "CALLS"),
+                                        "missing_tools": []},
+    "TrajectoryVerdicts": lambda prompt: {"step_evaluations": [{"necessary": "yes", "in_order": "yes", "reason": "r"}]
+                                          * lines_in(prompt, "STEPS"), "missing_steps": []},
+    "ResponseChecks": lambda prompt: {"verdicts": [{"verdict": "agrees", "reason": "r"}] * lines_in(prompt,
+                                                                                                   "RESPONSE")},
+    "ReferenceMatches": lambda prompt: {"matches": [{"match": "exact", "reason": "r"}] * lines_in(prompt,
+                                                                                                 "REFERENCE")},
+    "SourceJudgement": lambda prompt: {"questions": ["Does the source say this?"],
+                                       "alignment": [{"verdict": "yes", "reason": "r"}] * lines_in(prompt, "SUMMARY")},
+    "CoverageAnswers": lambda prompt: {"coverage": [{"verdict": "yes", "reason": "r"}] * lines_in(prompt,
+                                                                                                   "QUESTIONS")},
+    "NoiseAnalysis": {**{d: {"impact": "none", "change": "c"} for d in ("content_accuracy", "completeness",
+                         "relevance", "consistency", "hallucination_resistance")},
+                      "overall_impact": "none", "major_issues": [], "assessment": "a"},
     "Reason": {"reason": "ok"},
 }
 

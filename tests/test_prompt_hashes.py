@@ -4,7 +4,8 @@
 and scores on the probe runs: system text, worked examples, rendered messages, schemas, token
 budgets and the results. It is the prompt part of every stored result key, so a changed hash
 means stored results are judged again. The table holds each scorer in every mode and a scale
-other than 1 (the toxicity reason and every reason prompt show the scale).
+other than 1 (the toxicity reason and every reason prompt show the scale); a scorer that needs
+options (rubric's criteria) is built with those of `tests/scorer_options.py`.
 
 A failure here after moving code means behaviour changed. After an intended prompt edit, put
 the new hash in the table (results stored under the old one are then rescored, not resumed).
@@ -16,8 +17,10 @@ import pytest
 
 from localjudge import FakeJudge
 from localjudge.scorers import SCORERS, build_scorer
+from tests.scorer_options import OPTIONS
 
-# (scorer, mode, scale) -> prompt_hash, recorded at commit 4d22001 (bias and answer_relevancy when added).
+# (scorer, mode, scale) -> prompt_hash, recorded at commit 4d22001 (bias and answer_relevancy when added;
+# rubric, with OPTIONS["rubric"], at bf19d1e).
 HASHES = {
     ("hallucination", "pipeline", 1.0): "e380ef320a80",
     ("hallucination", "pipeline", 10.0): "68e42dc03da6",
@@ -41,12 +44,44 @@ HASHES = {
     ("bias", "direct", 10.0): "32eaa7d58bff",
     ("context_precision", "pipeline", 1.0): "34221017181e",
     ("context_precision", "pipeline", 10.0): "3f265f4cfb4f",
+    ("rubric", "pipeline", 1.0): "64854764c8b3",
+    ("rubric", "pipeline", 10.0): "0e6a51f7a7d3",
+    ("context_recall", "pipeline", 1.0): "32337d6a1c2a",
+    ("context_recall", "pipeline", 10.0): "3e472d709cb3",
+    ("context_recall", "direct", 1.0): "63ac71933465",
+    ("context_recall", "direct", 10.0): "adce4fe10f04",
+    ("context_relevance", "pipeline", 1.0): "6f1b4bb9d5a5",
+    ("context_relevance", "pipeline", 10.0): "96c26ca584bb",
+    ("answer_similarity", "pipeline", 1.0): "03f9e8ea9a8b",
+    ("answer_similarity", "pipeline", 10.0): "ee3593614c8f",
+    ("answer_similarity", "direct", 1.0): "00baa1ea8d0b",
+    ("answer_similarity", "direct", 10.0): "c8e3603fb717",
+    ("summarization", "pipeline", 1.0): "f10140df5f6e",
+    ("summarization", "pipeline", 10.0): "02297845693b",
+    ("summarization", "direct", 1.0): "61cda34b470f",
+    ("summarization", "direct", 10.0): "ab9478e2299d",
+    ("prompt_alignment", "pipeline", 1.0): "674a016785b4",
+    ("prompt_alignment", "pipeline", 10.0): "5db25a53a592",
+    ("prompt_alignment", "direct", 1.0): "9e17c93e7a45",
+    ("prompt_alignment", "direct", 10.0): "f8bb46f06e9d",
+    ("multi_turn_judge", "pipeline", 1.0): "791a9cf93c74",
+    ("multi_turn_judge", "pipeline", 10.0): "b9dcdc0a4137",
+    ("tool_call_accuracy", "pipeline", 1.0): "e5b4d882d2db",
+    ("tool_call_accuracy", "pipeline", 10.0): "fda62d183c32",
+    ("tool_call_accuracy", "direct", 1.0): "cc187de6d033",
+    ("tool_call_accuracy", "direct", 10.0): "03ea96a3be34",
+    ("trajectory_accuracy", "pipeline", 1.0): "57f6aba45e67",
+    ("trajectory_accuracy", "pipeline", 10.0): "d7f7391c39fe",
+    ("noise_sensitivity", "pipeline", 1.0): "4f84201d1316",
+    ("noise_sensitivity", "pipeline", 10.0): "837ce23d222d",
+    ("noise_sensitivity", "direct", 1.0): "aa7f6713af6a",
+    ("noise_sensitivity", "direct", 10.0): "650770e114d1",
 }
 
 
 @pytest.mark.parametrize(("name", "mode", "scale"), list(HASHES), ids=lambda v: f"{v:g}" if isinstance(v, float) else v)
 def test_the_prompt_hash_is_unchanged(name: str, mode: str, scale: float) -> None:
-    scorer = build_scorer(name, FakeJudge({}), scale=scale, mode=mode)
+    scorer = build_scorer(name, FakeJudge({}), scale=scale, mode=mode, options=OPTIONS.get(name))
     assert scorer.prompt_hash == HASHES[name, mode, scale], (
         f"{name} ({mode}, scale {scale:g}): what it sends its judge or scores changed; "
         "if on purpose, record the new hash here")

@@ -100,9 +100,11 @@ def test_no_string_loops_on_the_real_model_with_the_guard(real_judge) -> None:
     from pathlib import Path
 
     from localjudge import SCORERS, evaluate
+    from localjudge.scorers import build_scorer
+    from tests.scorer_options import OPTIONS
 
     rows = [json.loads(line) for line in (Path(__file__).parent.parent / "examples" / "example.jsonl").open()]
-    ev = evaluate(rows, [f(real_judge) for f in SCORERS.values()])
+    ev = evaluate(rows, [build_scorer(name, real_judge, options=OPTIONS.get(name)) for name in SCORERS])
     texts = [r.reason or "" for name in SCORERS for r in ev.results[name]]
     texts += [v["reason"] for name in SCORERS for r in ev.results[name]
               for v in (r.analyze_step_result or {}).get("verdicts", [])]

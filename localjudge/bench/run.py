@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -137,13 +137,14 @@ def calibration(scores: list[float], labels: list[int], n_boot: int = 1000, seed
 def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int], *, batch_size: int = 8,
               n_boot: int = 1000, seed: int = 0, store_dir: Path | None = None,
               progress: Callable[[str, int], None] | None = None, mode: str = "pipeline",
-              ) -> tuple[BenchResult, Dataset]:
-    """Score one benchmark's rows (from `load_benchmark`) and measure them against `labels`.
+              options: Mapping[str, Any] | None = None) -> tuple[BenchResult, Dataset]:
+    """Score one benchmark's rows (from `load_benchmark`) and measure them against `labels`;
+    `options`: its scorer's (see `localjudge.scorers.build_scorer`).
 
     Returns:
         The result and the scored dataset (the rows plus the scorer's columns).
     """
-    scorer = build_scorer(bench.scorer, judge, mode=mode)
+    scorer = build_scorer(bench.scorer, judge, mode=mode, options=options)
     store = ResultStore(store_dir / bench.name) if store_dir is not None else None
     log.info("bench %s: %d rows with the %s scorer", bench.name, len(dataset), scorer.name)
     evaluation = evaluate(dataset, [scorer], batch_size=batch_size, columns=bench.columns, store=store,
@@ -183,7 +184,7 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int
                      "one claim read with the question, with no claims step.")
     calibrated = {name: calibration(*series[name], n_boot=n_boot, seed=seed)
                   for name in judged if len(set(series[name][1])) == 2}
-    rule = claims_rule(build_scorer(bench.scorer, judge))  # the pipeline's route, in either mode
+    rule = claims_rule(build_scorer(bench.scorer, judge, options=options))  # the pipeline's route, in either mode
     routes = [] if rule is None or not kept else route_rows(
         rule, {i: s for i in kept if (s := samples[i]) is not None}, judged, values, labels,
         lambda scores, y: _estimate(roc_auc, scores, y, n_boot, seed))
@@ -242,7 +243,7 @@ def run_bench(judge: Judge, benchmarks: Sequence[str | Benchmark] | None = None,
               scorers: Sequence[str] | None = None, limit: int | None = None, batch_size: int = 8,
               out_dir: str | Path | None = None, n_boot: int = 1000, seed: int = 0, resume: bool = True,
               html: bool = True, progress: Callable[[str, int], None] | None = None,
-              mode: str = "pipeline") -> BenchReport:
+              mode: str = "pipeline", scorer_options: Mapping[str, Mapping[str, Any]] | None = None) -> BenchReport:
     """Measure `judge` on benchmarks against their labels and write the report.
 
     Args:
@@ -260,6 +261,8 @@ def run_bench(judge: Judge, benchmarks: Sequence[str | Benchmark] | None = None,
         html: Also write a self-contained report.html.
         progress: Called with (benchmark name, rows just finished).
         mode: The scorers' mode: ``"pipeline"`` or ``"direct"`` (see `localjudge.scorers.direct`).
+        scorer_options: Each scorer's options, by scorer name (``{"rubric": {"criteria": [...]}}``;
+            see `localjudge.scorers.build_scorer`).
     """
     chosen = select_benchmarks(benchmarks, scorers)
     loaded = [load_benchmark(bench, limit) for bench in chosen]  # every data error before the first model call
@@ -269,7 +272,7 @@ def run_bench(judge: Judge, benchmarks: Sequence[str | Benchmark] | None = None,
     for bench, (dataset, labels) in zip(chosen, loaded, strict=True):
         result, scored = bench_one(judge, bench, dataset, labels, batch_size=batch_size, n_boot=n_boot, seed=seed,
                                    store_dir=out / ".progress" if out is not None and resume else None,
-                                   progress=progress, mode=mode)
+                                   progress=progress, mode=mode, options=(scorer_options or {}).get(bench.scorer))
         results.append(result)
         if out is not None:
             write_table(scored, out / "scored" / f"{bench.name}.jsonl")

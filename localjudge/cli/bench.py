@@ -35,7 +35,17 @@ from localjudge.bench.data import BENCHMARKS, custom_benchmark, load_benchmark, 
 from localjudge.bench.report import summary_table
 from localjudge.bench.run import run_bench
 from localjudge.cli import shared
-from localjudge.cli.shared import Bars, CliError, add_column_flags, add_model_flags, columns_of, markdown_table
+from localjudge.cli.shared import (
+    Bars,
+    CliError,
+    add_column_flags,
+    add_model_flags,
+    add_scorer_option_flag,
+    check_scorers,
+    columns_of,
+    markdown_table,
+    parse_scorer_options,
+)
 from localjudge.judge import Judge
 
 
@@ -77,6 +87,9 @@ def run_bench_command(args: argparse.Namespace, judge: Judge | None = None) -> i
         benchmarks = select_benchmarks(_names(args.benchmark), scorers)
     if args.limit is not None and args.limit < 1:
         raise CliError("--limit must be at least 1")
+    measured = list(dict.fromkeys(b.scorer for b in benchmarks))
+    options = parse_scorer_options(args.scorer_option, measured)
+    check_scorers([(name, 1.0, args.mode) for name in measured], options)  # before the model loads
     totals = {b.name: len(load_benchmark(b, args.limit)[1]) for b in benchmarks}  # data errors before the model
     if judge is None:
         judge = shared.build_judge(args)
@@ -84,7 +97,7 @@ def run_bench_command(args: argparse.Namespace, judge: Judge | None = None) -> i
     try:
         report = run_bench(judge, benchmarks, scorers=scorers, limit=args.limit, batch_size=args.batch_size,
                            out_dir=args.out_dir, n_boot=args.bootstrap, seed=args.seed, resume=not args.no_resume,
-                           html=not args.no_html, progress=bars, mode=args.mode)
+                           html=not args.no_html, progress=bars, mode=args.mode, scorer_options=options)
     finally:
         bars.close()
     print(markdown_table(summary_table(report)))
@@ -109,6 +122,7 @@ def add_bench_parser(sub: Any) -> None:
                         help="first N rows of each benchmark (built-in files stay balanced for even N)")
     parser.add_argument("--batch-size", type=int, default=8, help="rows per judge call (default: 8)")
     shared.add_mode_flag(parser)
+    add_scorer_option_flag(parser)
     parser.add_argument("--out-dir", default="bench-results", metavar="DIR", help="default: bench-results")
     parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default: 1000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")

@@ -18,10 +18,13 @@ from localjudge.cli.shared import (
     CliError,
     add_column_flags,
     add_model_flags,
+    add_scorer_option_flag,
     build_scorers,
     check_numbers,
+    check_scorers,
     columns_of,
     markdown_table,
+    parse_scorer_options,
     parse_scorers,
     summary_rows,
 )
@@ -33,7 +36,9 @@ from localjudge.tables import read_table, write_table
 
 def run_score(args: argparse.Namespace) -> int:
     names = parse_scorers(args.scorer)
+    options = parse_scorer_options(args.scorer_option, names)
     check_numbers(args)
+    check_scorers([(name, args.scale, args.mode) for name in names], options)  # before the model loads
     dataset = read_table(args.data)
     if args.limit is not None:
         dataset = dataset.select(range(min(args.limit, len(dataset))))
@@ -52,7 +57,7 @@ def run_score(args: argparse.Namespace) -> int:
         done_mark(store.folder, rank).unlink(missing_ok=True)  # an earlier run's
         wait_for_everyone()  # the ranks start together: every old mark is gone before any new one
     judge = shared.build_judge(args, device=distributed_device() if world > 1 else None)
-    scorers = build_scorers(names, judge, args.scale, args.mode)
+    scorers = build_scorers(names, judge, args.scale, args.mode, options)
     bars = Bars(len(dataset) if world == 1 else -(-len(dataset) // world), not args.quiet)
     try:
         result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store,
@@ -159,6 +164,7 @@ def add_score_parser(sub: Any) -> None:
     score.add_argument("--batch-size", type=int, default=8, help="rows per judge call (default: 8)")
     score.add_argument("--scale", type=float, default=1.0, help="scores lie in [0, scale] (default: 1)")
     shared.add_mode_flag(score)
+    add_scorer_option_flag(score)
     score.add_argument("--limit", type=int, default=None, help="score only the first N rows")
     score.add_argument("--no-resume", action="store_true",
                        help="do not read or write OUT.progress/ (a data-parallel run exchanges its ranks' rows "

@@ -5,16 +5,18 @@ draws progress bars."""
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from localjudge.engines import ENGINES, EngineOptionError, check_engine, load_judge, rank_gpus
 from localjudge.evaluate import Columns, ScorerSummary
-from localjudge.judge import Judge
+from localjudge.judge import FakeJudge, Judge
 from localjudge.scorer import Scorer, check_scale
-from localjudge.scorers import build_scorer, get_scorer_factory
+from localjudge.scorers import build_scorer, get_scorer_factory, scorer_options
 from localjudge.scorers.direct import MODES
 
 
@@ -151,8 +153,74 @@ def columns_of(args: argparse.Namespace) -> Columns:
     return Columns(args.input_col or None, args.output_col, args.context_col or None, args.id_col)
 
 
-def build_scorers(names: Sequence[str], judge: Judge, scale: float, mode: str = "pipeline") -> list[Scorer]:
-    return [build_scorer(name, judge, scale=scale, mode=mode) for name in names]
+ScorerOptions = dict[str, dict[str, Any]]  # scorer name -> its factory's options
+
+
+def build_scorers(names: Sequence[str], judge: Judge, scale: float, mode: str = "pipeline",
+                  options: Mapping[str, Mapping[str, Any]] | None = None) -> list[Scorer]:
+    return [build_scorer(name, judge, scale=scale, mode=mode, options=(options or {}).get(name)) for name in names]
+
+
+def add_scorer_option_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scorer-option", action="append", default=[], metavar="SCORER.KEY=VALUE",
+                        help="an option of a chosen scorer, repeatable (rubric.criteria='[\"Names the shop\"]'): "
+                             "VALUE is JSON when it parses as JSON, else text; @FILE reads the JSON from FILE")
+
+
+def option_value(text: str, where: str) -> Any:
+    """A flag's VALUE: the JSON it holds (a list, a number, true), else the text as is;
+    ``@FILE``: the JSON in FILE (a literal leading ``@`` is written as the JSON string ``'"@..."'``)."""
+    def no_constants(word: str) -> Any:
+        raise ValueError(word)  # NaN, Infinity: text, not numbers
+
+    if text.startswith("@"):
+        path = Path(text[1:])
+        try:
+            return json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constants)
+        except OSError as error:
+            raise CliError(f"{where}: cannot read {str(path)!r}: {error.strerror or error}") from None
+        except ValueError as error:
+            raise CliError(f"{where}: {str(path)!r} is not valid JSON: {error}") from None
+    try:
+        return json.loads(text, parse_constant=no_constants)
+    except ValueError:
+        return text
+
+
+def parse_scorer_options(items: Sequence[str], chosen: Sequence[str],
+                         flag: str = "--scorer-option") -> ScorerOptions:
+    """``SCORER.KEY=VALUE`` flags as {scorer: {key: value}}; a scorer not among `chosen`, a key
+    given twice or a malformed flag is a `CliError`."""
+    options: ScorerOptions = {}
+    for item in items:
+        target, equals, text = item.partition("=")
+        name, dot, key = target.strip().partition(".")
+        if not equals or not dot or not name or not key.strip():
+            raise CliError(f"{flag} {item!r}: write it as SCORER.KEY=VALUE (rubric.criteria='[\"...\"]')")
+        key = key.strip()
+        where = f"{flag} {name}.{key}"
+        get_scorer_factory(name)  # an unknown scorer: the registry's error, naming the known ones
+        if name not in chosen:
+            raise CliError(f"{where}: {name} is not a scorer of this run ({', '.join(dict.fromkeys(chosen))})")
+        if key in options.get(name, {}):
+            raise CliError(f"{where}: given twice")
+        options.setdefault(name, {})[key] = option_value(text, where)
+    return options
+
+
+def check_scorers(specs: Sequence[tuple[str, float, str]], options: Mapping[str, Mapping[str, Any]],
+                  where: str = "--scorer-option") -> None:
+    """Build each (name, scale, mode) scorer with its options on a judge that is never called,
+    so an unknown or missing option, a bad value or a mode a scorer lacks fails before any model
+    loads. An option that takes a Python function (`get_context`) cannot come from a flag or a
+    config file."""
+    for name, scale, mode in specs:
+        given = options.get(name, {})
+        known = scorer_options(name)
+        for key in given:
+            if key in known and "Callable" in str(known[key].annotation):
+                raise CliError(f"{where} {name}.{key}: takes a Python function; build the scorer in Python instead")
+        build_scorer(name, FakeJudge({}), scale=scale, mode=mode, options=given)
 
 
 def add_mode_flag(parser: argparse.ArgumentParser) -> None:

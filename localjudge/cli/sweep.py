@@ -6,7 +6,9 @@ A config (YAML or TOML) looks like::
     batch_size: 8
     models:
       - {name: smollm2, path: models/smollm2-135m-instruct}
-    scorers: [hallucination, faithfulness, {name: toxicity, scale: 10}]
+    scorers: [hallucination, faithfulness, {name: toxicity, scale: 10}, rubric]
+    scorer_options:
+      rubric: {criteria: ["Answers the question.", "Under 50 words."]}
     datasets:
       - {name: example, path: examples/example.jsonl, context_col: context}
 
@@ -15,7 +17,9 @@ and any option of its engine (as the flags of `localjudge score`): `dtype`, `max
 `max_rows`; `device_map`, `decoder` (transformers); `tensor_parallel_size`,
 `pipeline_parallel_size`, `gpu_memory_utilization`, `distributed_executor_backend`,
 `enforce_eager` (vllm). A dataset entry may set `input_col`, `output_col`, `context_col`,
-`id_col`, `limit`, `batch_size` and `scorers` (a subset to run on it). Every cell is resumable
+`id_col`, `limit`, `batch_size` and `scorers` (a subset to run on it). A scorer entry is a name
+or `{name, scale, mode}`; `scorer_options` gives a scorer's options by its name (the keywords of
+its factory, as `--scorer-option`), for every entry of that scorer. Every cell is resumable
 (`<out_dir>/<model>/<dataset>/<scorer>.jsonl` plus its `.progress/` log); the combined summary
 is written to `<out_dir>/summary.csv` and `summary.md`.
 """
@@ -28,16 +32,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from localjudge.cli.shared import Bars, markdown_table, set_threads, summary_rows
+from localjudge.cli.shared import Bars, check_scorers, markdown_table, set_threads, summary_rows
 from localjudge.engines import OPTIONS, check_engine, load_judge
 from localjudge.evaluate import Columns, evaluate
-from localjudge.scorers import build_scorer, get_scorer_factory
-from localjudge.scorers.direct import check_mode
+from localjudge.scorers import build_scorer
 from localjudge.store import ResultStore
 from localjudge.tables import read_table, write_table
 
 MODEL_KEYS = {"name", "path", "engine", "threads"} | set().union(*OPTIONS.values())
 CELL_KEYS = {"name", "path", "input_col", "output_col", "context_col", "id_col", "limit", "batch_size", "scorers"}
+SCORER_KEYS = {"name", "scale", "mode"}
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
@@ -80,6 +84,19 @@ def load_config(path: str | Path) -> dict[str, Any]:
         unknown = set(entry) - CELL_KEYS
         if unknown or "path" not in entry:
             raise ValueError(f"{p}: dataset entry {entry!r}: needs 'path'; unknown keys {sorted(unknown)}")
+    for entry in config["scorers"]:
+        unknown = set(entry) - SCORER_KEYS if isinstance(entry, dict) else set()
+        if not isinstance(entry, (str, dict)) or unknown or (isinstance(entry, dict) and "name" not in entry):
+            raise ValueError(f"{p}: scorer entry {entry!r}: a name or a mapping with 'name'; unknown keys "
+                             f"{sorted(unknown)} (known: {', '.join(sorted(SCORER_KEYS))})")
+    options = config.setdefault("scorer_options", {})
+    names = [_scorer_spec(e)[0] for e in config["scorers"]]
+    if not isinstance(options, dict) or not all(isinstance(o, dict) for o in options.values()):
+        raise ValueError(f"{p}: 'scorer_options' must map scorer names to mappings of options "
+                         "({rubric: {criteria: [...]}})")
+    for name in options:
+        if name not in names:
+            raise ValueError(f"{p}: scorer_options names {name!r}, which is not in 'scorers' ({', '.join(names)})")
     config.setdefault("out_dir", str(p.with_suffix("")) + "-results")
     return config
 
@@ -99,9 +116,8 @@ def run_sweep(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     out_dir = Path(config["out_dir"])
     specs = [_scorer_spec(e) for e in config["scorers"]]
-    for name, _, mode in specs:
-        get_scorer_factory(name)
-        check_mode(mode)
+    options = config["scorer_options"]
+    check_scorers(specs, options, where=f"{args.config}: scorer_options")  # before any model loads
     table: list[dict[str, Any]] = []
     for model in config["models"]:
         model_name = model.get("name") or Path(model["path"]).name
@@ -121,7 +137,7 @@ def run_sweep(args: argparse.Namespace) -> int:
                     continue
                 stem = name if mode == "pipeline" else f"{name}-{mode}"
                 out = out_dir / model_name / data_name / f"{stem}.jsonl"
-                scorer = build_scorer(name, judge, scale=scale, mode=mode)
+                scorer = build_scorer(name, judge, scale=scale, mode=mode, options=options.get(name))
                 bars = Bars(len(dataset), not args.quiet)
                 try:
                     batch_size = int(data.get("batch_size", config.get("batch_size", 8)))

@@ -8,18 +8,28 @@ scorer's own facts (`positive`, `higher_is_better`, `shown_fields`, `needs_conte
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from localjudge.judge import Judge
 from localjudge.scorer import Scorer
 from localjudge.scorers.answer_relevancy import answer_relevancy_scorer
+from localjudge.scorers.answer_similarity import answer_similarity_scorer
 from localjudge.scorers.bias import bias_scorer
 from localjudge.scorers.context_precision import context_precision_scorer
+from localjudge.scorers.context_recall import context_recall_scorer
+from localjudge.scorers.context_relevance import context_relevance_scorer
 from localjudge.scorers.direct import check_mode
 from localjudge.scorers.faithfulness import faithfulness_scorer
 from localjudge.scorers.hallucination import hallucination_scorer
+from localjudge.scorers.multi_turn_judge import multi_turn_judge_scorer
+from localjudge.scorers.noise_sensitivity import noise_sensitivity_scorer
+from localjudge.scorers.prompt_alignment import prompt_alignment_scorer
 from localjudge.scorers.rubric import rubric_scorer
+from localjudge.scorers.summarization import summarization_scorer
+from localjudge.scorers.tool_call_accuracy import tool_call_accuracy_scorer
 from localjudge.scorers.toxicity import toxicity_scorer
+from localjudge.scorers.trajectory_accuracy import trajectory_accuracy_scorer
 
 SCORERS: dict[str, Callable[..., Scorer]] = {
     "hallucination": hallucination_scorer,
@@ -28,6 +38,16 @@ SCORERS: dict[str, Callable[..., Scorer]] = {
     "answer_relevancy": answer_relevancy_scorer,
     "bias": bias_scorer,
     "context_precision": context_precision_scorer,
+    "rubric": rubric_scorer,  # needs the option `criteria`
+    "context_recall": context_recall_scorer,
+    "context_relevance": context_relevance_scorer,
+    "answer_similarity": answer_similarity_scorer,
+    "summarization": summarization_scorer,
+    "prompt_alignment": prompt_alignment_scorer,
+    "multi_turn_judge": multi_turn_judge_scorer,  # needs the option `criterion`
+    "tool_call_accuracy": tool_call_accuracy_scorer,
+    "trajectory_accuracy": trajectory_accuracy_scorer,
+    "noise_sensitivity": noise_sensitivity_scorer,
 }
 
 
@@ -47,19 +67,72 @@ def get_scorer_factory(name: str) -> Callable[..., Scorer]:
         raise ValueError(f"unknown scorer {name!r}; known scorers: {', '.join(sorted(SCORERS))}") from None
 
 
-def build_scorer(name: str, judge: Judge, *, scale: float = 1.0, mode: str = "pipeline") -> Scorer:
-    """The scorer registered as `name`, on `judge`. `mode` (``"pipeline"`` or ``"direct"``, see
-    `localjudge.scorers.direct`) is passed only when it is not the default, so a registered
-    factory without a `mode` parameter still builds; asked for a direct mode it has not, it is
-    a clear error."""
+# Parameters every factory shares: passed by `build_scorer` itself, never as options.
+SHARED_PARAMETERS = ("scale", "mode")
+
+
+def scorer_options(name: str) -> dict[str, inspect.Parameter]:
+    """The options of the scorer registered as `name`: its factory's keyword parameters beyond
+    the judge (the first parameter), `scale` and `mode`, by name. One without a default
+    (``criteria`` of ``rubric``) is required. A factory taking ``**kwargs`` lists only the
+    parameters it names."""
+    parameters = list(inspect.signature(get_scorer_factory(name)).parameters.values())[1:]
+    return {p.name: p for p in parameters if p.name not in SHARED_PARAMETERS
+            and p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)}
+
+
+def check_options(name: str, options: Mapping[str, Any]) -> None:
+    """Raise a clear `ValueError` unless `options` are keywords the factory of `name` takes and
+    hold every option it requires (the values are the factory's to check)."""
+    known = scorer_options(name)
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD
+                    for p in inspect.signature(get_scorer_factory(name)).parameters.values())
+    listed = ", ".join(known) if known else "none"
+    for key in options:
+        if key in SHARED_PARAMETERS:
+            raise ValueError(f"scorer {name!r}: {key!r} is not an option: give it as {key}= (CLI: --{key})")
+        if key not in known and not takes_any:
+            raise ValueError(f"scorer {name!r} has no option {key!r}; its options: {listed}")
+    for key, parameter in known.items():
+        if parameter.default is inspect.Parameter.empty and key not in options:
+            raise ValueError(f"scorer {name!r} needs option {key!r}: give options={{{key!r}: ...}} "
+                             f"(CLI: --scorer-option {name}.{key}=VALUE)")
+
+
+def build_scorer(name: str, judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
+                 options: Mapping[str, Any] | None = None) -> Scorer:
+    """The scorer registered as `name`, on `judge`.
+
+    Args:
+        name: A registered scorer's name.
+        judge: The judge it runs on.
+        scale: Scores lie in [0, scale].
+        mode: ``"pipeline"`` or ``"direct"`` (see `localjudge.scorers.direct`); passed only when
+            it is not the default, so a registered factory without a `mode` parameter still
+            builds; asked for a direct mode it has not, it is a clear error.
+        options: More keywords for the factory (``{"criteria": [...]}`` for ``rubric``; see
+            `scorer_options`). An option it does not take, or a required one missing, is a
+            clear `ValueError` naming its options, as is a value of the wrong type.
+    """
     factory = get_scorer_factory(name)
-    if check_mode(mode) == "pipeline":
-        return factory(judge, scale=scale)
-    if "mode" not in inspect.signature(factory).parameters:
-        raise ValueError(f"scorer {name!r} has no mode parameter, so no direct mode")
-    return factory(judge, scale=scale, mode=mode)
+    options = dict(options or {})
+    check_options(name, options)
+    keywords: dict[str, Any] = {"scale": scale, **options}
+    if check_mode(mode) != "pipeline":
+        if "mode" not in inspect.signature(factory).parameters:
+            raise ValueError(f"scorer {name!r} has no mode parameter, so no direct mode")
+        keywords["mode"] = mode
+    if not options:
+        return factory(judge, **keywords)
+    try:
+        return factory(judge, **keywords)
+    except TypeError as error:  # an option's value of the wrong type (criteria="one string")
+        raise ValueError(f"scorer {name!r}: {error}") from error
 
 
-__all__ = ["SCORERS", "answer_relevancy_scorer", "bias_scorer", "build_scorer", "context_precision_scorer",
-           "faithfulness_scorer", "get_scorer_factory", "hallucination_scorer", "register_scorer", "rubric_scorer",
-           "toxicity_scorer"]
+__all__ = ["SCORERS", "answer_relevancy_scorer", "answer_similarity_scorer", "bias_scorer", "build_scorer",
+           "check_options", "context_precision_scorer", "context_recall_scorer", "context_relevance_scorer",
+           "faithfulness_scorer", "get_scorer_factory", "hallucination_scorer", "multi_turn_judge_scorer",
+           "noise_sensitivity_scorer", "prompt_alignment_scorer", "register_scorer", "rubric_scorer",
+           "scorer_options", "summarization_scorer", "tool_call_accuracy_scorer", "toxicity_scorer",
+           "trajectory_accuracy_scorer"]

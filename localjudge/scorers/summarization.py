@@ -1,0 +1,332 @@
+"""Summarization: is a summary faithful to its source text, and does it keep the source's main
+points? The lower of the two, so a summary cannot pass by being faithful but empty, or
+thorough but wrong.
+
+Inputs: `input` (the source text) and `output` (the summary).
+The summary's claims are its statements by rule (its sentences, `statements.statements_of`),
+so the grammar fixes one verdict per claim. Steps:
+- preprocess (sees the source and the summary): closed questions about the source's main points
+  (the source answers each "yes"; by the grammar 1 to `max_questions`, and at most one per
+  sentence of the source), then one alignment verdict per summary statement: ``yes`` = the
+  source states or directly implies it;
+- analyze (sees the summary and the questions, never the source, as Mastra's: the judge cannot
+  answer from what the summary left out): one coverage verdict per question: ``yes`` = the
+  summary answers it.
+Score, as Mastra's: min(alignment, coverage) x scale, alignment = supported statements /
+statements, coverage = answered questions / questions. Higher is better.
+Edge cases: an empty summary or an empty source: 0, with no judge call (Mastra: nothing to
+score gives 0).
+`prob_score`: the lower of the mean ``yes`` probability over the alignment verdicts and over
+the coverage verdicts. ``mode="direct"``: one yes/no question (is the summary faithful to the
+source and does it cover its main points?) instead.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, Field, create_model
+
+from localjudge.judge import Judge
+from localjudge.prompting import DATA_NOTE, block, neutralise, numbered
+from localjudge.runs import Sample
+from localjudge.schemas import MAX_ITEMS, ReasonText, Strict, exactly
+from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.scorers.direct import DirectVerdict, check_mode
+from localjudge.scorers.statements import statements_of
+from localjudge.scorers.verdicts import mean_label_prob, reason_step
+from localjudge.steps import JudgeStep, Results, Shortcut
+
+VERSION = "summarization-v1"
+DIRECT_VERSION = "summarization-direct-v1"
+MAX_QUESTIONS = 10  # Mastra's default maxQuestions
+QUESTION_LIMIT = 20  # the most `max_questions` may be here (Mastra sets none): every list is bounded
+QUESTION_CHARS = 150
+
+QuestionText = Annotated[str, Field(min_length=1, max_length=QUESTION_CHARS)]
+
+
+class AlignmentVerdict(Strict):
+    verdict: Literal["yes", "no"]
+    reason: ReasonText
+
+
+class SourceJudgement(Strict):
+    """Preprocess: questions about the source, then one verdict per summary statement (both
+    bounded per item and per scorer: see `judgement_schema`)."""
+
+    questions: Annotated[list[QuestionText], Field(min_length=1, max_length=QUESTION_LIMIT)]
+    alignment: Annotated[list[AlignmentVerdict], Field(min_length=1, max_length=MAX_ITEMS)]
+
+
+class CoverageVerdict(Strict):
+    verdict: Literal["yes", "no"]
+    reason: ReasonText
+
+
+class CoverageAnswers(Strict):
+    coverage: Annotated[list[CoverageVerdict], Field(min_length=1, max_length=QUESTION_LIMIT)]
+
+
+@functools.cache
+def judgement_schema(statements: int, max_questions: int) -> type[BaseModel]:
+    """`SourceJudgement` with 1 to `max_questions` questions and exactly `statements` verdicts."""
+    questions: Any = Annotated[list[QuestionText], Field(min_length=1, max_length=max_questions)]
+    alignment: Any = Annotated[list[AlignmentVerdict], Field(min_length=statements, max_length=statements)]
+    return create_model(f"SourceJudgement_{statements}_{max_questions}", __base__=SourceJudgement,
+                        questions=(questions, ...), alignment=(alignment, ...))
+
+
+JUDGEMENT_SYSTEM = f"""You check a summary against its source text, in two parts.
+1. Questions: write closed questions about the main points of the SOURCE, most important first. Each asks about
+one fact and is answered "yes" by the source alone. Choose them from the source only, whatever the summary says.
+2. Alignment: for each numbered statement of the summary give verdict "yes" if the source states it or directly
+implies it, "no" if the source contradicts it or does not say it, and a short reason.
+Judge only by the source, not by your own knowledge. Numbers, dates and names must match exactly.
+{DATA_NOTE}"""
+
+COVERAGE_SYSTEM = f"""You answer questions from a summary alone.
+For each numbered question give verdict "yes" if the summary holds the information that answers it, "no" if the
+summary leaves it out or says something different, and a short reason.
+The summary is your only evidence: do not use your own knowledge. Numbers, dates and names must match exactly.
+Give exactly one verdict per question, in order.
+{DATA_NOTE}"""
+
+
+def judgement_prompt(source: str, statements: list[str], max_questions: int) -> str:
+    lines = "\n".join(f"{i}. {s}" for i, s in enumerate(statements, 1))
+    return (f"{block('SOURCE', source)}\nThe summary, one numbered statement a line:\n{block('SUMMARY', lines)}\n"
+            f"Write {'1 question' if max_questions == 1 else f'1 to {max_questions} questions'} about the source, "
+            f"then give exactly {len(statements)} verdicts, one per summary statement, in order.")
+
+
+def coverage_prompt(summary: str, questions: list[str]) -> str:
+    return (f"{block('SUMMARY', summary)}\nQuestions, one numbered a line:\n{block('QUESTIONS', numbered(questions))}\n"
+            f"Give exactly {len(questions)} verdicts, one per question, in order.")
+
+
+EXAMPLE_SOURCE = ("The Riverside Library opened in 1952. It lends books, tools and seeds. In 2019 it added a rooftop "
+                  "garden. It is open every day except Monday.")
+EXAMPLE_STATEMENTS = ["The Riverside Library, opened in 1962, lends books and tools.", "It is closed on Mondays."]
+EXAMPLE_QUESTIONS = ["Did the Riverside Library open in 1952?", "Does the library lend books, tools and seeds?",
+                     "Did the library add a rooftop garden in 2019?", "Is the library open every day except Monday?"]
+JUDGEMENT_EXAMPLE = (
+    judgement_prompt(EXAMPLE_SOURCE, EXAMPLE_STATEMENTS, 4),
+    '{"questions":["' + '","'.join(EXAMPLE_QUESTIONS) + '"],'
+    '"alignment":[{"verdict":"no","reason":"The source says 1952, not 1962."},'
+    '{"verdict":"yes","reason":"Open every day except Monday."}]}',
+)
+COVERAGE_EXAMPLE = (
+    coverage_prompt(" ".join(EXAMPLE_STATEMENTS), EXAMPLE_QUESTIONS),
+    '{"coverage":[{"verdict":"no","reason":"The summary says 1962."},'
+    '{"verdict":"no","reason":"Seeds are left out."},'
+    '{"verdict":"no","reason":"No garden is mentioned."},'
+    '{"verdict":"yes","reason":"Closed only on Mondays."}]}',
+)
+REASON_EXAMPLE = (
+    "Coverage is the weaker side: the summary answers only the question about Mondays and leaves out the seeds "
+    "and the garden. Alignment is low too: it gives 1962 where the source says 1952."
+)
+
+
+def question_cap(source: str, max_questions: int) -> int:
+    """How many questions the source may yield: one per sentence, at most `max_questions`, so a
+    short source cannot grow questions it does not answer (a small judge pads a long list)."""
+    return len(statements_of(source, max_questions))
+
+
+def dedupe_questions(questions: list[str]) -> list[str]:
+    """The questions, each once (same words, ignoring case and spacing): a repeat adds nothing."""
+    seen: set[str] = set()
+    kept = []
+    for question in questions:
+        key = " ".join(question.lower().split())
+        if key not in seen:
+            seen.add(key)
+            kept.append(question)
+    return kept
+
+
+def attach_judgement(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
+    """Mastra's preprocess result: each claim (a summary statement) with `supported`, and the questions."""
+    claims = statements_of(sample.output)
+    return {"alignment": [{"claim": c, "supported": v["verdict"] == "yes", "reason": v["reason"]}
+                          for c, v in zip(claims, parsed["alignment"], strict=True)],
+            "questions": dedupe_questions(parsed["questions"])}
+
+
+def questions_of(results: Results) -> list[str]:
+    return list(results["preprocess_step_result"]["questions"])
+
+
+def render_coverage(sample: Sample, results: Results) -> str:
+    return coverage_prompt(sample.output, questions_of(results))
+
+
+def coverage_schema(sample: Sample, results: Results) -> type[BaseModel]:
+    """Exactly one coverage verdict per question."""
+    return exactly(CoverageVerdict, len(questions_of(results)), CoverageAnswers)
+
+
+def attach_coverage(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
+    return {"coverage": [{"question": q, "answered": v["verdict"] == "yes", "reason": v["reason"]}
+                         for q, v in zip(questions_of(results), parsed["coverage"], strict=True)]}
+
+
+COVERAGE_STEP = JudgeStep(instructions=COVERAGE_SYSTEM, prompt=render_coverage, schema=coverage_schema,
+                          examples=(COVERAGE_EXAMPLE,), finish=attach_coverage)
+
+
+def ratio(matched: int, total: int) -> float:
+    """Mastra's ratio: matched / total, at most 1; 0 when nothing was judged."""
+    return 0.0 if total == 0 else min(1.0, matched / total)
+
+
+def axes(results: Results) -> tuple[float, float]:
+    """(alignment, coverage): supported claims / claims, answered questions / questions."""
+    alignment = results["preprocess_step_result"]["alignment"]
+    coverage = results["analyze_step_result"]["coverage"]
+    return (ratio(sum(v["supported"] for v in alignment), len(alignment)),
+            ratio(sum(v["answered"] for v in coverage), len(questions_of(results))))
+
+
+def score(sample: Sample, results: Results) -> float:
+    """min(alignment, coverage): 0 when there is nothing to score (no claims or no questions,
+    each an axis of 0)."""
+    return min(axes(results))
+
+
+def prob_score(results: Results, label_probs: Mapping[str, Any]) -> float | None:
+    """The lower of the mean ``yes`` probability of the alignment and of the coverage verdicts;
+    None when the readings do not match the verdicts."""
+    alignment = mean_label_prob(label_probs.get("preprocess", ()), "yes",
+                                len(results["preprocess_step_result"]["alignment"]))
+    coverage = mean_label_prob(label_probs["analyze"], "yes", len(results["analyze_step_result"]["coverage"]))
+    return None if alignment is None or coverage is None else min(alignment, coverage)
+
+
+EMPTY_SUMMARY = (0.0, "The summary is empty, so it keeps nothing of the source: score 0.")
+EMPTY_SOURCE = (0.0, "The source text (the input) is empty, so there is nothing to summarize: score 0.")
+
+
+def shortcut(sample: Sample, results: Results) -> Shortcut | None:
+    if not sample.output.strip():
+        return EMPTY_SUMMARY
+    if not sample.input.strip():
+        return EMPTY_SOURCE
+    return None
+
+
+def summary_lines(scale: float) -> Any:
+    """The reason step's score line, both sides and what decided them, for scores on [0, scale]."""
+
+    def lines(sample: Sample, results: Results) -> str:
+        alignment, coverage = axes(results)
+        unsupported = [v["claim"] for v in results["preprocess_step_result"]["alignment"] if not v["supported"]]
+        missing = [v["question"] for v in results["analyze_step_result"]["coverage"] if not v["answered"]]
+        listed = {name: "\n".join(f"- {neutralise(t)}" for t in texts) or "- none"
+                  for name, texts in (("UNSUPPORTED", unsupported), ("UNANSWERED", missing))}
+        return (
+            "The INPUT is the source text, the OUTPUT its summary.\n"
+            f"Score: {results['score']:g} (from 0 to {scale:g}; higher is better; the lower of alignment and "
+            f"coverage).\nAlignment (summary statements the source supports): {alignment:.2f}\n"
+            f"Coverage (questions about the source that the summary answers): {coverage:.2f}\n"
+            f"Summary statements the source does not support:\n{block('UNSUPPORTED', listed['UNSUPPORTED'])}\n"
+            f"Questions the summary does not answer:\n{block('UNANSWERED', listed['UNANSWERED'])}\n"
+            "Explain the score: name the weaker side and the statements or questions behind it."
+        )
+
+    return lines
+
+
+DIRECT_SYSTEM = f"""You judge a summary of a source text, with a verdict and a short reason.
+Answer "yes" if the summary is faithful to the source (everything it says, the source states or directly implies)
+and it keeps the source's main points. Answer "no" if it says anything the source contradicts or does not say, or
+leaves out a main point. Judge only by the source, not by your own knowledge.
+The reason says what in the summary decides the verdict.
+{DATA_NOTE}"""
+
+
+def direct_prompt(sample: Sample, results: Results) -> str:
+    return (f"{block('SOURCE', sample.input)}\n{block('SUMMARY', sample.output)}\n"
+            "Is the summary faithful to the source, and does it keep its main points? "
+            "Answer yes or no, then give a short reason.")
+
+
+DIRECT_STEP = JudgeStep(instructions=DIRECT_SYSTEM, prompt=direct_prompt, schema=DirectVerdict)
+
+
+def direct_score(sample: Sample, results: Results) -> float:
+    return float(results["analyze_step_result"]["verdict"] == "yes")
+
+
+def direct_prob_score(results: Results, label_probs: Mapping[str, Any]) -> float | None:
+    return mean_label_prob(label_probs["analyze"], "yes", 1)
+
+
+def direct_reason(sample: Sample, results: Results) -> str:
+    return str(results["analyze_step_result"]["reason"])
+
+
+def check_max_questions(max_questions: int) -> int:
+    if isinstance(max_questions, bool) or not isinstance(max_questions, int) or not 0 < max_questions <= QUESTION_LIMIT:
+        raise ValueError(f"max_questions must be a whole number from 1 to {QUESTION_LIMIT}, got {max_questions!r}")
+    return max_questions
+
+
+def summarization_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
+                         max_questions: int = MAX_QUESTIONS) -> Scorer:
+    """Build the summarization scorer (higher is better): the run's `input` is the source text,
+    its `output` the summary.
+
+    Args:
+        judge: The local model judging.
+        scale: Scores lie in [0, scale]; must be positive.
+        mode: ``"pipeline"`` (questions and alignment verdicts, coverage verdicts, a reason) or
+            ``"direct"`` (one yes/no: is the summary faithful and complete? `scale` if so, else 0).
+        max_questions: At most this many coverage questions are drawn from the source (1 to 20;
+            Mastra's default 10).
+    """
+    scale = check_scale(scale)
+    cap = check_max_questions(max_questions)
+    if check_mode(mode) == "direct":
+        return (
+            create_scorer("summarization", judge=judge, version=DIRECT_VERSION, scale=scale, shortcut=shortcut,
+                          prob_score=direct_prob_score, positive="faithful and complete", higher_is_better=True)
+            .analyze(DIRECT_STEP)
+            .generate_score(direct_score)
+            .generate_reason(direct_reason)
+        )
+
+    def render_judgement(sample: Sample, results: Results) -> str:
+        return judgement_prompt(sample.input, statements_of(sample.output), question_cap(sample.input, cap))
+
+    def schema(sample: Sample, results: Results) -> type[BaseModel]:
+        return judgement_schema(len(statements_of(sample.output)), question_cap(sample.input, cap))
+
+    judgement = JudgeStep(instructions=JUDGEMENT_SYSTEM, prompt=render_judgement, schema=schema,
+                          examples=(JUDGEMENT_EXAMPLE,), finish=attach_judgement)
+    return (
+        create_scorer("summarization", judge=judge, version=VERSION, scale=scale, shortcut=shortcut,
+                      prob_score=prob_score, positive="faithful and complete", higher_is_better=True)
+        .preprocess(judgement)
+        .analyze(COVERAGE_STEP)
+        .generate_score(score)
+        .generate_reason(reason_step(summary_lines(scale), show_context=False, example=_reason_example(scale)))
+    )
+
+
+def _reason_example(scale: float) -> tuple[Sample, Results, str]:
+    """The reason step's worked example: the steps' examples, scored for `scale`."""
+    run = Sample("example", EXAMPLE_SOURCE, " ".join(EXAMPLE_STATEMENTS))
+    results: Results = {}
+    results["preprocess_step_result"] = attach_judgement(run, results, json.loads(JUDGEMENT_EXAMPLE[1]))
+    results["analyze_step_result"] = attach_coverage(run, results, json.loads(COVERAGE_EXAMPLE[1]))
+    results["score"] = round(score(run, results) * scale, 2)
+    return run, results, REASON_EXAMPLE
+
+
+__all__ = ["AlignmentVerdict", "CoverageAnswers", "CoverageVerdict", "SourceJudgement", "summarization_scorer"]
