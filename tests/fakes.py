@@ -62,10 +62,9 @@ DEFAULT_ANSWERS: dict[str, Answer] = {
         str(prompt[-1]["content"]).rsplit("Give exactly ", 1)[1].split(" ", 1)[0])},
     "ContextEvaluations": lambda prompt: {"evaluations": [{"relevance": "high", "used": "yes", "reason": "r"}] * int(
         str(prompt[-1]["content"]).rsplit("Give exactly ", 1)[1].split(" ", 1)[0]), "missing_context": []},
-    "AlignmentAnalysis": {"intent": {"rating": "fully", "reason": "r"},
+    "AlignmentAnalysis": {"intent": {"rating": "fully"},
                           "requirements": [{"requirement": "A requirement.", "met": "yes"}],
-                          "completeness": {"rating": "fully", "reason": "r"},
-                          "appropriateness": {"rating": "fully", "reason": "r"}},  # score 1
+                          "completeness": {"rating": "fully"}, "appropriateness": {"rating": "fully"}},  # score 1
     "ConversationVerdict": {"verdict": "yes", "reason": "r"},
     "ToolCallVerdicts": lambda prompt: {"evaluations": [{"verdict": "yes", "reason": "r"}] * lines_in(prompt, "CALLS"),
                                         "missing_tools": []},

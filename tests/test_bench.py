@@ -82,9 +82,13 @@ def labeled_answers(positives: Mapping[str, int], *, invert: bool = False, probs
     }
 
 
+# The benchmarks of the claim and toxicity scorers, which `labeled_answers` scripts.
+SCRIPTED = ("begin", "halueval_qa", "truthfulqa", "davidson", "toxigen")
+
+
 def builtin_labels() -> dict[str, int]:
     labels: dict[str, int] = {}
-    for bench in BENCHMARKS.values():
+    for bench in (BENCHMARKS[name] for name in SCRIPTED):
         for line in bench.path.read_text(encoding="utf-8").splitlines():
             row = json.loads(line)
             assert labels.setdefault(key(row["output"]), row["label"]) == row["label"]  # no output with two labels
@@ -105,8 +109,8 @@ def test_builtin_files_are_balanced_in_every_even_prefix() -> None:
 
 
 def test_perfect_judge_scores_auc_one(tmp_path: Path, fake_judge: FakeJudgeFactory) -> None:
-    report = run_bench(fake_judge(labeled_answers(builtin_labels())), limit=20, out_dir=tmp_path, **FAST)
-    assert [r.benchmark for r in report.results] == list(BENCHMARKS)
+    report = run_bench(fake_judge(labeled_answers(builtin_labels())), SCRIPTED, limit=20, out_dir=tmp_path, **FAST)
+    assert [r.benchmark for r in report.results] == list(SCRIPTED)
     for result in report.results:
         rows = {row.name: row for row in result.table}
         assert (result.rows, result.scored, result.unscored) == (20, 20, 0)
@@ -355,7 +359,10 @@ def test_make_bench_data_is_deterministic_balanced_and_licensed(tmp_path: Path) 
         rows = [json.loads(line) for line in built.read_text().splitlines()]
         assert len(rows) == 200 and len({r["id"] for r in rows}) == 200, bench.name
         assert all(sum(r["label"] for r in rows[: 2 * k]) == k for k in range(101)), bench.name
-        assert all(set(r) == {"id", "input", "output", "context", "label", "source_label", "group"} for r in rows)
+        columns = {"id", "input", "output", "context", "label", "source_label", "group"}
+        if bench.scorer in ("answer_similarity", "context_recall"):  # ground-truth scorers
+            columns.add("ground_truth")
+        assert all(set(r) == columns for r in rows), bench.name
         assert (tmp_path / "a" / bench.name / "LICENSE").read_text().startswith("license of ")
     assert (tmp_path / "a" / "begin" / "NOTICE").exists()
 
@@ -429,3 +436,17 @@ def test_claim_scorers_report_each_route_alone(mode: str, tmp_path: Path, fake_j
     markdown = (tmp_path / "report.md").read_text()
     assert "By route:" in markdown and "| terse: one claim by rule |" in markdown
     assert json.loads((tmp_path / "report.json").read_text())["results"][0]["routes"][0]["n"] == len(terse)
+
+
+def test_ground_truth_benchmarks_have_their_word_overlap_baselines(tmp_path: Path,
+                                                                  fake_judge: FakeJudgeFactory) -> None:
+    """Answer similarity's overlap compares the output with the reference; context recall's the
+    reference with the context (it never shows the output)."""
+    report = run_bench(fake_judge(), ["truthfulqa_similarity", "halueval_recall"], limit=20, out_dir=tmp_path, **FAST)
+    similarity, recall = (rows_of(report, name) for name in ("truthfulqa_similarity", "halueval_recall"))
+    assert "word overlap (output, ground truth)" in similarity and "word overlap (ground truth, context)" in recall
+    rows = [json.loads(line) for line in BENCHMARKS["halueval_recall"].path.read_text().splitlines()[:20]]
+    from localjudge.bench.metrics import roc_auc, word_overlap
+
+    expected = roc_auc([word_overlap(r["ground_truth"], r["context"]) for r in rows], [r["label"] for r in rows])
+    assert recall["word overlap (ground truth, context)"].auc.value == pytest.approx(expected, abs=1e-9)

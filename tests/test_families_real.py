@@ -239,3 +239,48 @@ def test_decode_loop_gives_generates_tokens(family: str, family_judge) -> None:
         same_tokens([loop.generate(prompts, schemas, max_new_tokens=budget)], [want])
         # The third row joins when one finishes (full attention) or runs in a second chunk.
         same_tokens([two_at_a_time.generate(prompts, schemas, max_new_tokens=budget)], [want])
+
+
+# Every field a scorer may read, so that every registered scorer judges this run (none refuses it).
+FULL_RUN = {
+    "run_id": "full", "input": "When was the Eiffel Tower completed?",
+    "output": "The Eiffel Tower was completed in 1925. It stands in Paris.",
+    "context": ["The Eiffel Tower in Paris was completed in 1889.", "Paris is in France."],
+    "ground_truth": "It was completed in 1889.", "system": "You are a travel assistant. Answer in one sentence.",
+    "conversation": [{"role": "user", "content": "Hi, I am planning a trip to Paris."},
+                     {"role": "assistant", "content": "Lovely! What would you like to know?"},
+                     {"role": "user", "content": "When was the Eiffel Tower completed?"},
+                     {"role": "assistant", "content": "The Eiffel Tower was completed in 1925. It stands in Paris."}],
+    "tool_calls": [{"tool_name": "search", "args": {"query": "Eiffel Tower completed"}, "result": "1889"}],
+    "expected_trajectory": ["search"], "baseline_response": "The Eiffel Tower was completed in 1889.",
+}
+LATER_SCORERS = ("context_recall", "context_relevance", "answer_similarity", "summarization", "prompt_alignment",
+                 "multi_turn_judge", "tool_call_accuracy", "trajectory_accuracy", "noise_sensitivity", "rubric")
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_the_later_scorers_end_to_end(family: str, family_judge) -> None:
+    """Each scorer added after the first five, in each of its modes, on every family: every answer
+    validates (a score in range with a reason), or the row is unscored because its JSON was still
+    cut off after the retry."""
+    import inspect
+
+    from localjudge.scorers import SCORERS, build_scorer
+    from tests.scorer_options import OPTIONS
+
+    judge = family_judge(family)
+    for name in LATER_SCORERS:
+        modes = ("pipeline", "direct") if "mode" in inspect.signature(SCORERS[name]).parameters else ("pipeline",)
+        for mode in modes:
+            (result,) = build_scorer(name, judge, mode=mode, options=OPTIONS.get(name)).run_batch([FULL_RUN])
+            if not result.scored:
+                assert result.error and any(r in result.error for r in ALLOWED_UNSCORED), (name, mode, result.error)
+                continue
+            assert result.score is not None and 0.0 <= result.score <= 1.0 and result.reason, (name, mode, result)
+
+
+def test_every_built_in_scorer_is_checked_on_the_families() -> None:
+    from localjudge.scorers import SCORERS
+
+    first = {"hallucination", "faithfulness", "toxicity", "bias", "answer_relevancy", "context_precision"}
+    assert first | set(LATER_SCORERS) == set(SCORERS)

@@ -20,10 +20,10 @@ RUN = {"input": "Write a haiku about rain.", "output": "Soft rain on the roof, a
 
 
 def analysis(intent: str, met: list[str], completeness: str, appropriateness: str) -> dict[str, Any]:
-    return {"intent": {"rating": intent, "reason": "ri"},
+    return {"intent": {"rating": intent},
             "requirements": [{"requirement": f"Requirement {i}", "met": m} for i, m in enumerate(met, 1)],
-            "completeness": {"rating": completeness, "reason": "rc"},
-            "appropriateness": {"rating": appropriateness, "reason": "ra"}}
+            "completeness": {"rating": completeness},
+            "appropriateness": {"rating": appropriateness}}
 
 
 # Mastra: user 0.4 intent + 0.3 requirements + 0.2 completeness + 0.1 appropriateness; system
@@ -135,8 +135,8 @@ def test_the_reason_step_sees_the_ratings_and_each_requirement(fake_judge: FakeJ
     result = prompt_alignment_scorer(judge).run(RUN)
     assert result.reason == "Mostly there."
     text = result.generate_reason_prompt
-    assert "- intent: mostly (ri)" in text and "- requirements: 1 of 2 met" in text
-    assert "  - yes: Requirement 1\n  - no: Requirement 2" in text and "- appropriateness: fully (ra)" in text
+    assert "- intent: mostly\n" in text and "- requirements: 1 of 2 met" in text
+    assert "  - yes: Requirement 1\n  - no: Requirement 2" in text and "- appropriateness: fully\n" in text
     assert f"Score: {result.score:g} (from 0 to 1;" in text
 
 

@@ -49,7 +49,8 @@ class Benchmark:
 BENCHMARKS = MappingProxyType({
     name: Benchmark(name, scorer, DATA_DIR / name / f"{name}.jsonl")
     for name, scorer in (("begin", "faithfulness"), ("halueval_qa", "hallucination"),
-                         ("truthfulqa", "hallucination"), ("davidson", "toxicity"), ("toxigen", "toxicity"))
+                         ("truthfulqa", "hallucination"), ("davidson", "toxicity"), ("toxigen", "toxicity"),
+                         ("truthfulqa_similarity", "answer_similarity"), ("halueval_recall", "context_recall"))
 })
 
 

@@ -194,16 +194,26 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int
     return result, evaluation.dataset
 
 
+# The texts word overlap compares, by what a scorer shows: (the judged text, what it is checked against).
+OVERLAPS = (({"output", "context"}, ("output", "context")),  # hallucination, faithfulness...
+            ({"ground_truth", "context"}, ("ground_truth", "context")),  # context recall
+            ({"output", "ground_truth"}, ("output", "ground_truth")))  # answer similarity
+
+
 def _baselines(scorer: Scorer, samples: dict[int, Any]) -> dict[str, dict[int, float]]:
     """The model-free scores of the scored rows: word overlap (for a scorer whose prompts show a
-    context and whose score has a direction, oriented by it) and output length."""
+    context or a ground truth, and whose score has a direction, oriented by it) and output length."""
     baselines: dict[str, dict[int, float]] = {}
-    if "context" in scorer.shown_fields and scorer.higher_is_better is not None:
-        overlap = {i: word_overlap(s.output, s.context) for i, s in samples.items()}
+    pair = next((pair for shown, pair in OVERLAPS if shown <= scorer.shown_fields), None)
+    if pair is not None and scorer.higher_is_better is not None:
+        text, against = pair
+        overlap = {i: word_overlap(getattr(s, text) or "", getattr(s, against)) for i, s in samples.items()}
+        name = "word overlap" if pair == ("output", "context") else f"word overlap ({text.replace('_', ' ')}, " \
+            f"{against.replace('_', ' ')})"
         if scorer.higher_is_better:
-            baselines["word overlap"] = overlap
+            baselines[name] = overlap
         else:
-            baselines["1 - word overlap"] = {i: 1.0 - v for i, v in overlap.items()}
+            baselines[f"1 - {name}"] = {i: 1.0 - v for i, v in overlap.items()}
     baselines["output length"] = {i: output_length(s.output) for i, s in samples.items()}
     return baselines
 

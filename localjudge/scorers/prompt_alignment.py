@@ -29,13 +29,13 @@ from pydantic import Field
 from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE, block, neutralise
 from localjudge.runs import Sample
-from localjudge.schemas import ReasonText, Strict
+from localjudge.schemas import Strict
 from localjudge.scorer import Scorer, check_scale, create_scorer, round_half_up
 from localjudge.scorers.direct import DirectVerdict, check_mode
 from localjudge.scorers.verdicts import label_choices, mean_label_prob, reason_step
 from localjudge.steps import JudgeStep, Results, UnscorableError
 
-VERSION = "prompt-alignment-v1"
+VERSION = "prompt-alignment-v2"
 DIRECT_VERSION = "prompt-alignment-direct-v1"
 MAX_REQUIREMENTS = 8
 
@@ -50,8 +50,10 @@ WEIGHTS: dict[str, tuple[float, float, float, float]] = {
 
 
 class Dimension(Strict):
+    """A rated dimension: a word only (the reason step explains; a small judge given reason
+    strings here replays the worked example's)."""
+
     rating: Rating
-    reason: ReasonText
 
 
 class Requirement(Strict):
@@ -86,12 +88,11 @@ TARGETS: dict[str, Target] = {
 def analyze_system(target: Target) -> str:
     return f"""You check how well a response follows {target.what}.
 Answer these, in order:
-- intent: does the response serve the main purpose of {target.source}? A rating and a short reason.
+- intent: does the response serve the main purpose of {target.source}? A rating.
 - requirements: each separate thing {target.source} {target.asks} for (a task, a limit, a format; at most
   {MAX_REQUIREMENTS}), with "yes" if the response meets it, "no" if it does not.
-- completeness: does the response cover everything asked, leaving nothing out? A rating and a short reason.
-- appropriateness: do its format and tone fit what was asked (a list, code, formal or casual)? A rating and
-  a short reason.
+- completeness: does the response cover everything asked, leaving nothing out? A rating.
+- appropriateness: do its format and tone fit what was asked (a list, code, formal or casual)? A rating.
 A rating is one word: "fully", "mostly", "partly" or "not".
 Judge whether the response does what was asked, not whether its facts are true.
 {DATA_NOTE}"""
@@ -115,18 +116,16 @@ def alignment_prompt(run: Sample, target: Target, ask: str) -> str:
 EXAMPLE_RUN = Sample("example", "List three tips for keeping houseplants alive, as bullet points.",
                      "- Water only when the top soil is dry.\n- Give them bright, indirect light.",
                      system="You are a gardening helper. Keep answers under 60 words and never suggest pesticides.")
-EXAMPLE_REQUIREMENTS = {  # per mode: (requirement, met)
-    "user": [("Three tips", "no"), ("Bullet points", "yes")],
-    "system": [("Under 60 words", "yes"), ("No pesticides", "yes")],
-    "both": [("Three tips", "no"), ("Bullet points", "yes"), ("Under 60 words", "yes"), ("No pesticides", "yes")],
-}
-EXAMPLE_DIMENSIONS = {  # per mode: intent, completeness, appropriateness as (rating, reason)
-    "user": (("fully", "Gives tips for keeping houseplants alive."),
-             ("partly", "Only two tips, where three were asked."), ("fully", "Bullet points in a plain tone.")),
-    "system": (("fully", "Acts as a gardening helper."), ("fully", "It breaks none of the rules."),
-               ("fully", "Short, friendly and on topic.")),
-    "both": (("fully", "Gives plant care tips within the rules."),
-             ("partly", "Only two tips, where three were asked."), ("fully", "Short bullet points, friendly tone.")),
+# Per mode: (requirement, met). Each of 5 words or more, so an answer replaying the example is
+# caught by the copied-example check (the ratings alone are single words).
+TIPS, BULLETS = ("Gives three separate plant tips", "no"), ("Writes the tips as bullet points", "yes")
+SHORT, NO_PESTICIDES = ("Keeps the answer under 60 words", "yes"), ("Never suggests using any pesticides", "yes")
+EXAMPLE_REQUIREMENTS = {"user": [TIPS, BULLETS], "system": [SHORT, NO_PESTICIDES],
+                        "both": [TIPS, BULLETS, SHORT, NO_PESTICIDES]}
+EXAMPLE_DIMENSIONS = {  # per mode: the ratings of intent, completeness, appropriateness
+    "user": ("fully", "partly", "fully"),
+    "system": ("fully", "fully", "fully"),
+    "both": ("fully", "partly", "fully"),
 }
 EXAMPLE_REASONS = {
     "user": "The response gives plant care tips as bullet points, as asked, but only two of the three tips "
@@ -139,7 +138,7 @@ EXAMPLE_REASONS = {
 
 
 def example_answer(mode: str) -> dict[str, Any]:
-    intent, completeness, appropriateness = ({"rating": r, "reason": why} for r, why in EXAMPLE_DIMENSIONS[mode])
+    intent, completeness, appropriateness = ({"rating": rating} for rating in EXAMPLE_DIMENSIONS[mode])
     return {"intent": intent, "requirements": [{"requirement": text, "met": met}
                                                for text, met in EXAMPLE_REQUIREMENTS[mode]],
             "completeness": completeness, "appropriateness": appropriateness}
@@ -221,7 +220,7 @@ def prompt_alignment_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
         analysis = results["analyze_step_result"]
 
         def rated(name: str) -> str:
-            return f"- {name}: {analysis[name]['rating']} ({neutralise(analysis[name]['reason'])})"
+            return f"- {name}: {analysis[name]['rating']}"
 
         met = sum(r["met"] == "yes" for r in analysis["requirements"])
         lines = [rated("intent"), f"- requirements: {met} of {len(analysis['requirements'])} met",
