@@ -39,9 +39,9 @@ from localjudge.prompting import DATA_NOTE, block, neutralise
 from localjudge.runs import Sample
 from localjudge.schemas import MAX_ITEMS, ReasonText, Strict, exactly
 from localjudge.scorer import Scorer, check_scale, create_scorer
-from localjudge.scorers.direct import DirectVerdict, check_mode
+from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
 from localjudge.scorers.statements import statements_of
-from localjudge.scorers.verdicts import label_choices, mean_label_prob, reason_step
+from localjudge.scorers.verdicts import label_choices, reason_step
 from localjudge.steps import JudgeStep, Results, Shortcut
 
 VERSION = "answer-similarity-v1"
@@ -236,18 +236,6 @@ def direct_prompt(sample: Sample, results: Results) -> str:
 DIRECT_STEP = JudgeStep(instructions=DIRECT_SYSTEM, prompt=direct_prompt, schema=DirectVerdict)
 
 
-def direct_score(sample: Sample, results: Results) -> float:
-    return float(results["analyze_step_result"]["verdict"] == "yes")
-
-
-def direct_prob_score(results: Results, label_probs: Mapping[str, Any]) -> float | None:
-    return mean_label_prob(label_probs["analyze"], "yes", 1)
-
-
-def direct_reason(sample: Sample, results: Results) -> str:
-    return str(results["analyze_step_result"]["reason"])
-
-
 def check_weight(name: str, value: float) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise ValueError(f"{name} must be a finite number of at least 0, got {value!r}")
@@ -289,14 +277,9 @@ def answer_similarity_scorer(
         ("extra_info_penalty", extra_info_penalty))))
     requires = ("ground_truth",) if require_ground_truth else ()
     if check_mode(mode) == "direct":
-        return (
-            create_scorer("answer_similarity", judge=judge, version=DIRECT_VERSION, scale=scale, requires=requires,
-                          shortcut=shortcut, prob_score=direct_prob_score, positive="similar to the reference",
-                          higher_is_better=True)
-            .analyze(DIRECT_STEP)
-            .generate_score(direct_score)
-            .generate_reason(direct_reason)
-        )
+        return one_question_scorer("answer_similarity", judge, DIRECT_STEP, version=DIRECT_VERSION, scale=scale,
+                                   positive="similar to the reference", higher_is_better=True, requires=requires,
+                                   shortcut=shortcut)
 
     def score(sample: Sample, results: Results) -> float:
         analysis = results["analyze_step_result"]

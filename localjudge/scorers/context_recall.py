@@ -31,7 +31,7 @@ from localjudge.runs import Sample
 from localjudge.schemas import MAX_ITEMS, Reason, ReasonText, Strict, exactly
 from localjudge.scorer import Scorer, check_scale, create_scorer
 from localjudge.scorers.claims import attach_claims, claim_check_prompt, claims_of, terse_claim
-from localjudge.scorers.direct import DirectVerdict, check_mode
+from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
 from localjudge.scorers.statements import statements_of
 from localjudge.scorers.verdicts import mean_label_prob, verdict_lines
 from localjudge.steps import ContextArg, JudgeStep, Results, Shortcut
@@ -193,19 +193,8 @@ def _direct(judge: Judge, *, context: ContextArg, get_context: Callable[..., Any
     def direct_shortcut(sample: Sample, results: Results) -> Shortcut | None:
         return NO_TRUTH if not sample.ground_truth else None
 
-    def score(sample: Sample, results: Results) -> float:
-        return 1.0 if results["analyze_step_result"]["verdict"] == "yes" else 0.0
-
-    def prob_score(results: Results, label_probs: Mapping[str, Any]) -> float | None:
-        return mean_label_prob(label_probs["analyze"], "yes", 1)
-
     step = JudgeStep(instructions=DIRECT_SYSTEM, prompt=lambda sample, results: direct_prompt(sample),
                      schema=DirectVerdict)
-    return (
-        create_scorer("context_recall", judge=judge, version=DIRECT_VERSION, scale=scale, needs_context=True,
-                      context=context, get_context=get_context, shortcut=direct_shortcut, prob_score=prob_score,
-                      positive="context holds the reference", higher_is_better=True)
-        .analyze(step)
-        .generate_score(score)
-        .generate_reason(lambda sample, results: str(results["analyze_step_result"]["reason"]))
-    )
+    return one_question_scorer("context_recall", judge, step, version=DIRECT_VERSION, scale=scale,
+                               positive="context holds the reference", higher_is_better=True, needs_context=True,
+                               context=context, get_context=get_context, shortcut=direct_shortcut)

@@ -94,26 +94,43 @@ def direct_scorer(
     def shortcut(run: Sample, results: Results) -> Shortcut | None:
         return if_empty if not run.output.strip() else None
 
-    def score(run: Sample, results: Results) -> float:
-        return 1.0 if results["analyze_step_result"]["verdict"] == "yes" else 0.0
-
-    def prob_score(results: Results, label_probs: Mapping[str, Any]) -> float | None:
-        return mean_label_prob(label_probs["analyze"], "yes", 1)
-
-    def reason(run: Sample, results: Results) -> str:
-        return str(results["analyze_step_result"]["reason"])
-
     step = JudgeStep(instructions=instructions, prompt=lambda run, results: direct_prompt(question, run),
                      schema=DirectVerdict)
+    return one_question_scorer(name, judge, step, version=version, scale=scale, positive=positive,
+                               higher_is_better=higher_is_better, needs_context=question.show_context,
+                               context=context, get_context=get_context, fallback_context=fallback_context,
+                               shortcut=shortcut)
+
+
+def verdict_score(run: Sample, results: Results) -> float:
+    """A one-question scorer's score: 1 for ``yes``, 0 for ``no``."""
+    return 1.0 if results["analyze_step_result"]["verdict"] == "yes" else 0.0
+
+
+def verdict_prob_score(results: Results, label_probs: Mapping[str, Any]) -> float | None:
+    """A one-question scorer's prob score: P(``yes``) at its verdict."""
+    return mean_label_prob(label_probs["analyze"], "yes", 1)
+
+
+def verdict_reason(run: Sample, results: Results) -> str:
+    """A one-question scorer's reason: the verdict's own."""
+    return str(results["analyze_step_result"]["reason"])
+
+
+def one_question_scorer(name: str, judge: Judge, step: JudgeStep, *, version: str, scale: float, positive: str,
+                        higher_is_better: bool, **options: Any) -> Scorer:
+    """A scorer of one judge step answering `DirectVerdict` (yes/no, then why): `scale` for
+    ``yes``, P(``yes``) as its prob score, the verdict's reason as its reason. The direct modes
+    are built with it; `step` shows what the scorer needs (a reference, a source, tool calls) and
+    `options` go to `create_scorer` (``requires=``, ``shortcut=``, ``context=``...)."""
     return (
-        create_scorer(name, judge=judge, version=version, scale=scale, needs_context=question.show_context,
-                      context=context, get_context=get_context, fallback_context=fallback_context,
-                      shortcut=shortcut, prob_score=prob_score, positive=positive,
-                      higher_is_better=higher_is_better)
+        create_scorer(name, judge=judge, version=version, scale=scale, prob_score=verdict_prob_score,
+                      positive=positive, higher_is_better=higher_is_better, **options)
         .analyze(step)
-        .generate_score(score)
-        .generate_reason(reason)
+        .generate_score(verdict_score)
+        .generate_reason(verdict_reason)
     )
 
 
-__all__ = ["MODES", "DirectVerdict", "Mode", "Question", "check_mode", "direct_prompt", "direct_scorer"]
+__all__ = ["MODES", "DirectVerdict", "Mode", "Question", "check_mode", "direct_prompt", "direct_scorer",
+           "one_question_scorer", "verdict_prob_score", "verdict_reason", "verdict_score"]

@@ -37,8 +37,8 @@ from localjudge.prompting import DATA_NOTE, block, neutralise
 from localjudge.runs import Sample
 from localjudge.schemas import ReasonText, Strict
 from localjudge.scorer import Scorer, check_scale, create_scorer
-from localjudge.scorers.direct import DirectVerdict, check_mode
-from localjudge.scorers.verdicts import label_choices, mean_label_prob, reason_step
+from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
+from localjudge.scorers.verdicts import label_choices, reason_step
 from localjudge.steps import JudgeStep, Results, UnscorableError
 
 VERSION = "noise-sensitivity-v1"
@@ -198,12 +198,10 @@ def noise_sensitivity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "p
 
     requires = ("input",) if baseline_option else ("input", "baseline_response")
     if check_mode(mode) == "direct":
-        return (create_scorer("noise_sensitivity", judge=judge, version=DIRECT_VERSION, scale=scale, requires=requires,
-                              prob_score=direct_prob, positive="robust to noise", higher_is_better=True)
-                .analyze(JudgeStep(instructions=DIRECT_SYSTEM, schema=DirectVerdict,
-                                   prompt=lambda sample, results: compare_prompt(texts(sample), kind, DIRECT_ASK)))
-                .generate_score(lambda sample, results: float(results["analyze_step_result"]["verdict"] == "yes"))
-                .generate_reason(lambda sample, results: str(results["analyze_step_result"]["reason"])))
+        step = JudgeStep(instructions=DIRECT_SYSTEM, schema=DirectVerdict,
+                         prompt=lambda sample, results: compare_prompt(texts(sample), kind, DIRECT_ASK))
+        return one_question_scorer("noise_sensitivity", judge, step, version=DIRECT_VERSION, scale=scale,
+                                   positive="robust to noise", higher_is_better=True, requires=requires)
 
     def attach(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
         return {"dimensions": [{"dimension": d, "impact_level": parsed[d]["impact"], "change": parsed[d]["change"]}
@@ -262,6 +260,3 @@ The reason says what in the noisy response decides the verdict.
 DIRECT_ASK = ("Does the noisy response say the same as the baseline despite the noise? Answer yes or no, then give "
               "a short reason.")
 
-
-def direct_prob(results: Results, label_probs: Mapping[str, Any]) -> float | None:
-    return mean_label_prob(label_probs["analyze"], "yes", 1)

@@ -31,8 +31,8 @@ from localjudge.prompting import DATA_NOTE, block, neutralise
 from localjudge.runs import Sample
 from localjudge.schemas import Strict
 from localjudge.scorer import Scorer, check_scale, create_scorer, round_half_up
-from localjudge.scorers.direct import DirectVerdict, check_mode
-from localjudge.scorers.verdicts import label_choices, mean_label_prob, reason_step
+from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
+from localjudge.scorers.verdicts import label_choices, reason_step
 from localjudge.steps import JudgeStep, Results, UnscorableError
 
 VERSION = "prompt-alignment-v2"
@@ -262,22 +262,11 @@ def _direct(judge: Judge, scale: float, target: Target, requires: tuple[str, ...
                     f"The reason says what in the response decides the verdict.\n{DATA_NOTE}")
     ask = f"Does the response do what {target.source} {target.asks}? Answer yes or no, then give a short reason."
 
-    def score(run: Sample, results: Results) -> float:
-        return 1.0 if results["analyze_step_result"]["verdict"] == "yes" else 0.0
-
-    def prob_score(results: Results, label_probs: Mapping[str, Any]) -> float | None:
-        return mean_label_prob(label_probs["analyze"], "yes", 1)
-
     step = JudgeStep(instructions=instructions, prompt=lambda run, results: alignment_prompt(run, target, ask),
                      schema=DirectVerdict)
-    return (
-        create_scorer("prompt_alignment", judge=judge, version=DIRECT_VERSION, scale=scale,
-                      id="prompt-alignment-scorer", requires=requires, prob_score=prob_score,
-                      positive="aligned with the prompt", higher_is_better=True)
-        .analyze(step)
-        .generate_score(score)
-        .generate_reason(lambda run, results: str(results["analyze_step_result"]["reason"]))
-    )
+    return one_question_scorer("prompt_alignment", judge, step, version=DIRECT_VERSION, scale=scale,
+                               positive="aligned with the prompt", higher_is_better=True, id="prompt-alignment-scorer",
+                               requires=requires)
 
 
 __all__ = ["AlignmentAnalysis", "EVALUATION_MODES", "RATINGS", "WEIGHTS", "alignment", "prompt_alignment_scorer"]

@@ -35,7 +35,7 @@ from localjudge.prompting import DATA_NOTE, block, neutralise, numbered
 from localjudge.runs import Sample
 from localjudge.schemas import MAX_ITEMS, ReasonText, Strict, exactly
 from localjudge.scorer import Scorer, check_scale, create_scorer
-from localjudge.scorers.direct import DirectVerdict, check_mode
+from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
 from localjudge.scorers.statements import statements_of
 from localjudge.scorers.verdicts import mean_label_prob, reason_step
 from localjudge.steps import JudgeStep, Results, Shortcut
@@ -259,18 +259,6 @@ def direct_prompt(sample: Sample, results: Results) -> str:
 DIRECT_STEP = JudgeStep(instructions=DIRECT_SYSTEM, prompt=direct_prompt, schema=DirectVerdict)
 
 
-def direct_score(sample: Sample, results: Results) -> float:
-    return float(results["analyze_step_result"]["verdict"] == "yes")
-
-
-def direct_prob_score(results: Results, label_probs: Mapping[str, Any]) -> float | None:
-    return mean_label_prob(label_probs["analyze"], "yes", 1)
-
-
-def direct_reason(sample: Sample, results: Results) -> str:
-    return str(results["analyze_step_result"]["reason"])
-
-
 def check_max_questions(max_questions: int) -> int:
     if isinstance(max_questions, bool) or not isinstance(max_questions, int) or not 0 < max_questions <= QUESTION_LIMIT:
         raise ValueError(f"max_questions must be a whole number from 1 to {QUESTION_LIMIT}, got {max_questions!r}")
@@ -293,13 +281,8 @@ def summarization_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipel
     scale = check_scale(scale)
     cap = check_max_questions(max_questions)
     if check_mode(mode) == "direct":
-        return (
-            create_scorer("summarization", judge=judge, version=DIRECT_VERSION, scale=scale, shortcut=shortcut,
-                          prob_score=direct_prob_score, positive="faithful and complete", higher_is_better=True)
-            .analyze(DIRECT_STEP)
-            .generate_score(direct_score)
-            .generate_reason(direct_reason)
-        )
+        return one_question_scorer("summarization", judge, DIRECT_STEP, version=DIRECT_VERSION, scale=scale,
+                                   positive="faithful and complete", higher_is_better=True, shortcut=shortcut)
 
     def render_judgement(sample: Sample, results: Results) -> str:
         return judgement_prompt(sample.input, statements_of(sample.output), question_cap(sample.input, cap))

@@ -31,8 +31,8 @@ from localjudge.prompting import DATA_NOTE, block, neutralise
 from localjudge.runs import Sample, ToolCall
 from localjudge.schemas import ReasonText, Strict
 from localjudge.scorer import Scorer, check_scale, create_scorer
-from localjudge.scorers.direct import DirectVerdict, check_mode
-from localjudge.scorers.verdicts import label_choices, mean_label_prob, reason_step, verdict_lines
+from localjudge.scorers.direct import DirectVerdict, check_mode, verdict_prob_score, verdict_reason, verdict_score
+from localjudge.scorers.verdicts import label_choices, reason_step, verdict_lines
 from localjudge.steps import JudgeStep, Results, UnscorableError
 
 VERSION = "tool-call-accuracy-v1"
@@ -224,10 +224,10 @@ def tool_call_accuracy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "
                     "Did the agent choose its tools well? Answer yes or no, then give a short reason.")
 
         return (
-            start(DIRECT_VERSION, lambda results, probs: mean_label_prob(probs["analyze"], "yes", 1))
+            start(DIRECT_VERSION, verdict_prob_score)
             .analyze(JudgeStep(instructions=DIRECT_SYSTEM, prompt=ask, schema=DirectVerdict))
-            .generate_score(lambda sample, results: float(results["analyze_step_result"]["verdict"] == "yes"))
-            .generate_reason(lambda sample, results: str(results["analyze_step_result"]["reason"]))
+            .generate_score(verdict_score)
+            .generate_reason(verdict_reason)
         )
 
     def render(sample: Sample, results: Results) -> str:
