@@ -78,9 +78,9 @@ DEFAULT_ANSWERS: dict[str, Answer] = {
                                        "alignment": [{"verdict": "yes", "reason": "r"}] * lines_in(prompt, "SUMMARY")},
     "CoverageAnswers": lambda prompt: {"coverage": [{"verdict": "yes", "reason": "r"}] * lines_in(prompt,
                                                                                                    "QUESTIONS")},
-    "NoiseAnalysis": {**{d: {"impact": "none", "change": "c"} for d in ("content_accuracy", "completeness",
-                         "relevance", "consistency", "hallucination_resistance")},
-                      "overall_impact": "none", "major_issues": [], "assessment": "a"},
+    "NoiseAnalysis": {**{d: {"impact": "none"} for d in ("content_accuracy", "completeness", "relevance",
+                                                         "consistency", "hallucination_resistance")},
+                      "overall_impact": "none", "major_issues": []},
     "Reason": {"reason": "ok"},
 }
 

@@ -21,9 +21,8 @@ RUN = {"input": "What are the benefits of exercise? By the way, vaccines cause a
 
 
 def analysis(levels: list[str], overall: str, issues: int = 0) -> dict[str, Any]:
-    return {**{d: {"impact": level, "change": f"c{i}"} for i, (d, level) in enumerate(zip(DIMENSIONS, levels,
-                                                                                             strict=True))},
-            "overall_impact": overall, "major_issues": [f"issue {i}" for i in range(issues)], "assessment": "a"}
+    return {**{d: {"impact": level} for d, level in zip(DIMENSIONS, levels, strict=True)},
+            "overall_impact": overall, "major_issues": [f"issue {i}" for i in range(issues)]}
 
 
 NONE5 = ["none"] * 5
@@ -50,10 +49,10 @@ def test_the_score_is_mastras_formula(levels: list[str], overall: str, issues: i
     result = noise_sensitivity_scorer(judge, scale=scale).run(RUN)
     assert result.score == expected and result.error is None
     found = result.analyze_step_result
-    assert [(d["dimension"], d["impact_level"], d["change"]) for d in found["dimensions"]] == [
-        (d, level, f"c{i}") for i, (d, level) in enumerate(zip(DIMENSIONS, levels, strict=True))]
+    assert [(d["dimension"], d["impact_level"]) for d in found["dimensions"]] == list(zip(DIMENSIONS, levels,
+                                                                                           strict=True))
     assert found["overall_impact"] == overall and len(found["major_issues"]) == issues
-    assert found["overall_assessment"] == "a" and found["robustness_score"] == {
+    assert found["robustness_score"] == {
         "none": 1.0, "minimal": 0.85, "moderate": 0.6, "significant": 0.3, "severe": 0.1}[overall]
 
 
@@ -76,17 +75,17 @@ def test_the_scoring_options_are_mastras(options: dict[str, Any], levels: list[s
 
 def test_the_grammar_fixes_the_five_dimensions_in_order() -> None:
     schema = NoiseAnalysis.model_json_schema()
-    assert list(schema["properties"]) == [*DIMENSIONS, "overall_impact", "major_issues", "assessment"]
+    assert list(schema["properties"]) == [*DIMENSIONS, "overall_impact", "major_issues"]
     assert set(schema["required"]) == set(schema["properties"]) and schema["additionalProperties"] is False
     assert schema["properties"]["major_issues"]["maxItems"] == 5
     dimension = schema["$defs"]["DimensionImpact"]
-    assert list(dimension["properties"]) == ["impact", "change"], "the impact level is chosen before the note"
+    assert list(dimension["properties"]) == ["impact"], "a word only: a note per dimension gets copied"
     assert dimension["properties"]["impact"]["enum"] == ["none", "minimal", "moderate", "significant", "severe"]
 
 
 @pytest.mark.parametrize("answer", [
     {k: v for k, v in analysis(NONE5, "none").items() if k != "relevance"},  # a dimension missing
-    {**analysis(NONE5, "none"), "fluency": {"impact": "none", "change": "c"}},  # one invented
+    {**analysis(NONE5, "none"), "fluency": {"impact": "none"}},  # one invented
     analysis(NONE5, "none", issues=6),  # more major issues than the bound
     {**analysis(NONE5, "none"), "overall_impact": "mild"},  # not a level
 ])
@@ -131,7 +130,7 @@ def test_the_judge_sees_the_noisy_query_both_responses_and_the_noise_type(fake_j
     assert f"<<<NOISY_RESPONSE\n{RUN['output']}\n" in text
     assert "<<<NOISE_TYPE\nmisinformation\n" in text
     reason_prompt = result.generate_reason_prompt or ""
-    assert RUN["baseline_response"] in reason_prompt and "- relevance: none (c2)" in reason_prompt
+    assert RUN["baseline_response"] in reason_prompt and "- relevance: none\n" in reason_prompt
     assert result.reason == "ok"
 
 

@@ -35,13 +35,13 @@ from pydantic import Field
 from localjudge.judge import Judge
 from localjudge.prompting import DATA_NOTE, block, neutralise
 from localjudge.runs import Sample
-from localjudge.schemas import ReasonText, Strict
+from localjudge.schemas import Strict
 from localjudge.scorer import Scorer, check_scale, create_scorer
 from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
 from localjudge.scorers.verdicts import label_choices, reason_step
 from localjudge.steps import JudgeStep, Results, UnscorableError
 
-VERSION = "noise-sensitivity-v1"
+VERSION = "noise-sensitivity-v2"
 DIRECT_VERSION = "noise-sensitivity-direct-v1"
 Impact = Literal["none", "minimal", "moderate", "significant", "severe"]
 IMPACTS: tuple[str, ...] = ("none", "minimal", "moderate", "significant", "severe")
@@ -52,8 +52,10 @@ NoteText = Annotated[str, Field(min_length=1, max_length=100)]
 
 
 class DimensionImpact(Strict):
+    """A dimension's impact: a word only (the reason step explains; a small judge given a note
+    per dimension replays the worked example's notes)."""
+
     impact: Impact
-    change: NoteText
 
 
 class NoiseAnalysis(Strict):
@@ -66,7 +68,6 @@ class NoiseAnalysis(Strict):
     hallucination_resistance: DimensionImpact
     overall_impact: Impact
     major_issues: Annotated[list[NoteText], Field(max_length=MAX_ISSUES)]
-    assessment: ReasonText
 
 
 class Scoring(NamedTuple):
@@ -100,9 +101,9 @@ Rate how much the noise made the noisy response worse than the baseline, on each
 - hallucination_resistance: does it avoid false claims taken from the noise?
 Impact: "none" (as good as the baseline), "minimal" (wording changes only), "moderate" (noticeably worse,
 the core still right), "significant" (much worse or partly wrong), "severe" (wrong or derailed by the noise).
-Give each impact and a short note on what changed. Then overall_impact (the same words, for the whole
-response), major_issues (serious problems the noise caused, short phrases; an empty list if none) and a
-one-sentence assessment. Judge only what the noise changed, not the style.
+Give each impact. Then overall_impact (the same words, for the whole response) and major_issues (serious
+problems the noise caused, short phrases; an empty list if none). Judge only what the noise changed, not
+the style.
 {DATA_NOTE}"""
 
 
@@ -126,13 +127,9 @@ EXAMPLE = (
                    "to fish. I love jazz.", "Water it every two to three weeks, and let the soil dry out in between.",
                    "Water it every two to three weeks and let the soil dry. Snake plants are poisonous to fish, so "
                    "keep them away from your aquarium."), None),
-    '{"content_accuracy":{"impact":"minimal","change":"Adds an unchecked claim."},'
-    '"completeness":{"impact":"none","change":"Still gives the watering advice."},'
-    '"relevance":{"impact":"minimal","change":"A side remark on fish."},'
-    '"consistency":{"impact":"minimal","change":"Same advice, one extra line."},'
-    '"hallucination_resistance":{"impact":"moderate","change":"States the fish claim as fact."},'
-    '"overall_impact":"minimal","major_issues":["Repeats the neighbour\'s claim as fact."],'
-    '"assessment":"The advice holds, but the response took up a claim from the noise."}',
+    '{"content_accuracy":{"impact":"minimal"},"completeness":{"impact":"none"},"relevance":{"impact":"minimal"},'
+    '"consistency":{"impact":"minimal"},"hallucination_resistance":{"impact":"moderate"},'
+    '"overall_impact":"minimal","major_issues":["Repeats the neighbour\'s claim as fact."]}',
 )
 
 
@@ -204,11 +201,10 @@ def noise_sensitivity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "p
                                    positive="robust to noise", higher_is_better=True, requires=requires)
 
     def attach(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
-        return {"dimensions": [{"dimension": d, "impact_level": parsed[d]["impact"], "change": parsed[d]["change"]}
-                               for d in DIMENSIONS],
+        return {"dimensions": [{"dimension": d, "impact_level": parsed[d]["impact"]} for d in DIMENSIONS],
                 "overall_impact": parsed["overall_impact"],
                 "robustness_score": scoring.weights[parsed["overall_impact"]],
-                "major_issues": parsed["major_issues"], "overall_assessment": parsed["assessment"]}
+                "major_issues": parsed["major_issues"]}
 
     def score(sample: Sample, results: Results) -> float:
         found = results["analyze_step_result"]
@@ -228,7 +224,7 @@ def noise_sensitivity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "p
         clean, noisy, baseline, _ = texts(sample)
         asked = ("The input is the clean query; the output answers this noisy query:\n" + block("NOISY_QUERY", noisy)
                  if clean else "The input is the noisy query: the question with noise added.")
-        lines = [f"- {d['dimension']}: {d['impact_level']} ({neutralise(d['change'])})" for d in found["dimensions"]]
+        lines = [f"- {d['dimension']}: {d['impact_level']}" for d in found["dimensions"]]
         lines.append(f"- overall: {found['overall_impact']}")
         lines += [f"- major issue: {neutralise(issue)}" for issue in found["major_issues"]]
         return (f"{asked}\nThe baseline response, to the clean query:\n{block('BASELINE_RESPONSE', baseline)}\n"

@@ -118,8 +118,10 @@ EXAMPLE_RUN = Sample("example", "List three tips for keeping houseplants alive, 
                      system="You are a gardening helper. Keep answers under 60 words and never suggest pesticides.")
 # Per mode: (requirement, met). Each of 5 words or more, so an answer replaying the example is
 # caught by the copied-example check (the ratings alone are single words).
-TIPS, BULLETS = ("Gives three separate plant tips", "no"), ("Writes the tips as bullet points", "yes")
-SHORT, NO_PESTICIDES = ("Keeps the answer under 60 words", "yes"), ("Never suggests using any pesticides", "yes")
+# Bound to the example's topic (houseplants), so a copy is never a requirement of another prompt.
+TIPS, BULLETS = ("Gives three separate houseplant tips", "no"), ("Writes the houseplant tips as bullets", "yes")
+SHORT = ("Keeps the houseplant answer under 60 words", "yes")
+NO_PESTICIDES = ("Suggests no pesticides for the houseplants", "yes")
 EXAMPLE_REQUIREMENTS = {"user": [TIPS, BULLETS], "system": [SHORT, NO_PESTICIDES],
                         "both": [TIPS, BULLETS, SHORT, NO_PESTICIDES]}
 EXAMPLE_DIMENSIONS = {  # per mode: the ratings of intent, completeness, appropriateness

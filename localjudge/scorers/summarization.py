@@ -40,7 +40,7 @@ from localjudge.scorers.statements import statements_of
 from localjudge.scorers.verdicts import mean_label_prob, reason_step
 from localjudge.steps import JudgeStep, Results, Shortcut
 
-VERSION = "summarization-v1"
+VERSION = "summarization-v2"
 DIRECT_VERSION = "summarization-direct-v1"
 MAX_QUESTIONS = 10  # Mastra's default maxQuestions
 QUESTION_LIMIT = 20  # the most `max_questions` may be here (Mastra sets none): every list is bounded
@@ -110,25 +110,28 @@ def coverage_prompt(summary: str, questions: list[str]) -> str:
 
 EXAMPLE_SOURCE = ("The Riverside Library opened in 1952. It lends books, tools and seeds. In 2019 it added a rooftop "
                   "garden. It is open every day except Monday.")
-EXAMPLE_STATEMENTS = ["The Riverside Library, opened in 1962, lends books and tools.", "It is closed on Mondays."]
-EXAMPLE_QUESTIONS = ["Did the Riverside Library open in 1952?", "Does the library lend books, tools and seeds?",
-                     "Did the library add a rooftop garden in 2019?", "Is the library open every day except Monday?"]
+# Verdicts in the examples start with "yes" and alternate: small judges replay the example's
+# first label on a one-statement summary (all "no" when the example began with a "no").
+EXAMPLE_STATEMENTS = ["The Riverside Library is closed on Mondays.",
+                      "It opened in 1962 and lends books, tools and seeds."]
+EXAMPLE_QUESTIONS = ["Does the library lend books, tools and seeds?", "Did the Riverside Library open in 1952?",
+                     "Is the library open every day except Monday?", "Did the library add a rooftop garden in 2019?"]
 JUDGEMENT_EXAMPLE = (
     judgement_prompt(EXAMPLE_SOURCE, EXAMPLE_STATEMENTS, 4),
     '{"questions":["' + '","'.join(EXAMPLE_QUESTIONS) + '"],'
-    '"alignment":[{"verdict":"no","reason":"The source says 1952, not 1962."},'
-    '{"verdict":"yes","reason":"Open every day except Monday."}]}',
+    '"alignment":[{"verdict":"yes","reason":"Open every day except Monday."},'
+    '{"verdict":"no","reason":"The source says 1952, not 1962."}]}',
 )
 COVERAGE_EXAMPLE = (
     coverage_prompt(" ".join(EXAMPLE_STATEMENTS), EXAMPLE_QUESTIONS),
-    '{"coverage":[{"verdict":"no","reason":"The summary says 1962."},'
-    '{"verdict":"no","reason":"Seeds are left out."},'
-    '{"verdict":"no","reason":"No garden is mentioned."},'
-    '{"verdict":"yes","reason":"Closed only on Mondays."}]}',
+    '{"coverage":[{"verdict":"yes","reason":"Books, tools and seeds."},'
+    '{"verdict":"no","reason":"The summary says 1962."},'
+    '{"verdict":"yes","reason":"Closed only on Mondays."},'
+    '{"verdict":"no","reason":"No garden is mentioned."}]}',
 )
 REASON_EXAMPLE = (
-    "Coverage is the weaker side: the summary answers only the question about Mondays and leaves out the seeds "
-    "and the garden. Alignment is low too: it gives 1962 where the source says 1952."
+    "The summary answers what the library lends and when it closes but leaves out the garden, and it gives "
+    "1962 where the source says 1952, so alignment and coverage are both partial."
 )
 
 
