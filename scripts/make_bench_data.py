@@ -81,19 +81,26 @@ def halueval_qa(source: Path, rng: random.Random) -> list[Row]:
 NO_COMMENT = "i have no comment"
 
 
+def truthfulqa_eligible(source: Path) -> list[tuple[int, dict[str, str], list[str]]]:
+    """TruthfulQA's questions with a correct answer other than the Best Answer and "I have no
+    comment": (row, the row, those answers), in source order."""
+    eligible = []
+    for i, r in enumerate(read_csv(source / "truthfulqa" / "TruthfulQA.csv")):
+        best = r["Best Answer"].strip()
+        others = [a.strip() for a in r["Correct Answers"].split(";")]
+        others = [a for a in others if a and a != best and a.lower() != NO_COMMENT]
+        if others:
+            eligible.append((i, r, others))
+    return eligible
+
+
 def truthfulqa(source: Path, rng: random.Random) -> list[Row]:
     """TruthfulQA: Best Answer (0) vs Best Incorrect Answer (1), one of the two per question.
 
     Context (both labels alike): the question's "Correct Answers" minus the Best Answer and
     minus "I have no comment". Questions left with no reference answer are not eligible.
     """
-    eligible = []
-    for i, r in enumerate(read_csv(source / "truthfulqa" / "TruthfulQA.csv")):
-        best = r["Best Answer"].strip()
-        refs = [a.strip() for a in r["Correct Answers"].split(";")]
-        refs = [a for a in refs if a and a != best and a.lower() != NO_COMMENT]
-        if refs:
-            eligible.append((i, r, refs))
+    eligible = truthfulqa_eligible(source)
     chosen = rng.sample(range(len(eligible)), 2 * PER_CLASS)
     positives, negatives = [], []
     for rank, j in enumerate(chosen):
@@ -111,13 +118,7 @@ def truthfulqa_similarity(source: Path, rng: random.Random) -> list[Row]:
     another of the question's correct answers (1: it agrees with the reference) or the Best
     Incorrect Answer (0), one of the two per question. Correct answers equal to the Best
     Answer or "I have no comment" are not drawn; questions left with none are not eligible."""
-    eligible = []
-    for i, r in enumerate(read_csv(source / "truthfulqa" / "TruthfulQA.csv")):
-        best = r["Best Answer"].strip()
-        others = [a.strip() for a in r["Correct Answers"].split(";")]
-        others = [a for a in others if a and a != best and a.lower() != NO_COMMENT]
-        if others:
-            eligible.append((i, r, others))
+    eligible = truthfulqa_eligible(source)
     chosen = rng.sample(range(len(eligible)), 2 * PER_CLASS)
     positives, negatives = [], []
     for rank, j in enumerate(chosen):
