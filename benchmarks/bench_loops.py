@@ -3,7 +3,7 @@
 The same model and rows, scored twice in one process: with the judge's repetition guard off, then
 on (`TransformersJudge(..., repeat_guard=...)`). For every string the judge wrote (claims,
 verdict reasons, statements, the final reason) it counts those that contain a loop — a run of at
-least 3 words said twice in a row, or of 1-2 words four times (`localjudge.processor.repeats`,
+least 3 words said twice in a row, or of 1-2 words four times (`localjudge.engines.transformers.row_grammars.repeats`,
 checked at every word) — and reports, per setting: strings written, looping strings (share),
 rows whose final reason loops, unscored rows (cut off), generated tokens and seconds.
 
@@ -63,10 +63,10 @@ def main(argv: list[str] | None = None) -> None:
     set_torch_threads(args.threads)
     from localjudge import evaluate
     from localjudge.bench.data import BENCHMARKS, load_benchmark
-    from localjudge.evaluate import Columns
+    from localjudge.engines.transformers.judge import TransformersJudge
+    from localjudge.evaluation.dataset_runs import Columns
+    from localjudge.evaluation.tables import read_table
     from localjudge.scorers import SCORERS
-    from localjudge.tables import read_table
-    from localjudge.transformers_judge import TransformersJudge
 
     if args.benchmark:
         bench = BENCHMARKS[args.benchmark]

@@ -99,7 +99,7 @@ class ForwardTimer:
 
     A forward over more than one new position per row is prefill (the prompt, or the judge's
     shared prefix), unless it is a draft window of the judge's own decode loop (at most
-    1 + `localjudge.decode.MAX_DRAFT` positions over a non-empty cache): those are `window`
+    1 + `localjudge.engines.transformers.decode.MAX_DRAFT` positions over a non-empty cache): those are `window`
     (a prefill of so few uncached tokens would count there too: rare, and small); one
     position per row is a decode step. For decode steps it also adds up
     the attended length (batch x key/value positions), for a KV-cache traffic estimate. The
@@ -146,7 +146,7 @@ class ForwardTimer:
         synchronize(self.device)
         seconds = time.perf_counter() - self.started
         batch, width = self.shape
-        from localjudge.decode import MAX_DRAFT
+        from localjudge.engines.transformers.decode import MAX_DRAFT
 
         if 1 < width <= 1 + MAX_DRAFT and self.cached > 0:
             self.window.add(seconds, batch * width)
@@ -167,7 +167,7 @@ def timed_processor(device: Any) -> Iterator[dict[str, Tally]]:
     of `allowed` (masks), `constrain` (masking one row's logits, label probabilities, the
     repetition guard), `feed` and `forced` (drafts).
     """
-    from localjudge.processor import RowGrammars
+    from localjudge.engines.transformers.row_grammars import RowGrammars
 
     tallies = {"setup": Tally(), "steps": Tally()}
     names = ("__init__", "allowed", "constrain", "feed", "forced")

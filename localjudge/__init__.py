@@ -8,13 +8,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from localjudge.evaluate import Columns, Evaluation, ScorerSummary, evaluate, score_runs
+from localjudge.evaluation import (
+    Columns,
+    Evaluation,
+    ItemResult,
+    ResultStore,
+    RunEvalsResult,
+    RunSummary,
+    ScorerSummary,
+    ThresholdResult,
+    evaluate,
+    run_evals,
+    score_runs,
+)
 from localjudge.judge import FakeJudge, Generation, Judge, JudgeOutOfMemory, UnscriptedCallError
 from localjudge.live import LiveScorer
 from localjudge.result import ScoreResult
-from localjudge.run_evals import ItemResult, RunEvalsResult, RunSummary, ThresholdResult, run_evals
-from localjudge.runs import InvalidRunError, Sample, extract_tool_results
-from localjudge.scorer import Scorer, create_scorer
+from localjudge.samples import InvalidRunError, Sample, ToolCall, extract_tool_calls, extract_tool_results
 from localjudge.scorers import (
     SCORERS,
     answer_relevancy_scorer,
@@ -35,13 +45,11 @@ from localjudge.scorers import (
     toxicity_scorer,
     trajectory_accuracy_scorer,
 )
-from localjudge.steps import JudgeStep, UnscorableError
-from localjudge.store import ResultStore
-from localjudge.tool_calls import ToolCall, extract_tool_calls
+from localjudge.scoring import JudgeStep, Scorer, UnscorableError, create_scorer
 
 if TYPE_CHECKING:
-    from localjudge.bench.run import run_bench
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.bench import run_bench
+    from localjudge.engines.transformers import TransformersJudge
 
 __version__ = "0.1.0"
 
@@ -98,11 +106,11 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     if name == "TransformersJudge":  # heavy: torch, transformers, outlines
-        from localjudge.transformers_judge import TransformersJudge
+        from localjudge.engines.transformers import TransformersJudge
 
         return TransformersJudge
     if name == "run_bench":  # numpy, matplotlib
-        from localjudge.bench.run import run_bench
+        from localjudge.bench import run_bench
 
         return run_bench
     raise AttributeError(f"module 'localjudge' has no attribute {name!r}")

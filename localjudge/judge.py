@@ -1,7 +1,7 @@
 """The judge interface (batch-first) and the scripted fake judge shipped for tests.
 
 A judge turns a batch of chat prompts, each with the pydantic schema its answer must follow,
-into one raw text per prompt. It does not parse: the engine (`localjudge.scorer`) validates
+into one raw text per prompt. It does not parse: the engine (`localjudge.scoring.scorer`) validates
 every text against its schema in one place, so a bad output costs one item, never the batch.
 """
 

@@ -12,7 +12,7 @@ from typing import Any, Literal
 #   invalid_output  the judge's answer does not follow its schema (cut off even after the retry)
 #   unscorable      the answer parsed but cannot be scored (a step raised `UnscorableError`)
 #   step_error      a user-written step, prompt or score function raised, or gave a bad value
-#   copied_example  the judge's answer replays the step's worked example (see `localjudge.copying`)
+#   copied_example  the judge's answer replays the step's worked example (see `localjudge.scoring.copying`)
 #   target_failed   `run_evals`: the target raised, so there was no output to judge
 ErrorKind = Literal["invalid_run", "too_long", "judge_failed", "invalid_output", "unscorable", "step_error",
                     "copied_example", "target_failed"]

@@ -15,10 +15,10 @@ import sys
 from pathlib import Path
 
 from localjudge import FakeJudge, evaluate, hallucination_scorer, toxicity_scorer
+from localjudge.evaluation.tables import read_table, write_table
 from localjudge.judge import ChatPrompt
 from localjudge.scorers.hallucination import LABELS
-from localjudge.tables import read_table, write_table
-from localjudge.view import write_view
+from localjudge.view.rows import write_view
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "example.jsonl"
 IN_WORDS = {label: word for word, label in LABELS.items()}  # the script says yes/no; the judge writes words

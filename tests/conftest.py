@@ -49,7 +49,7 @@ def model_dir() -> Path:
 def real_judge(model_dir: Path):  # type: ignore[no-untyped-def]
     """The real SmolLM2-135M judge, loaded once per test session: on the GPU when there is one,
     in float32 everywhere (bf16 on a GPU would make batch composition change results)."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     return TransformersJudge.load(model_dir, dtype="float32")
 
@@ -84,7 +84,7 @@ def family_dir(family_manifest: dict):  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def family_judge(family_dir):  # type: ignore[no-untyped-def]
     """`family_judge(name)`: a TransformersJudge on one family's fixture, loaded once a session."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     judges: dict[str, TransformersJudge] = {}
 

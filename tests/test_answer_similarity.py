@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from localjudge.judge import ChatPrompt, Generation
-from localjudge.runs import InvalidRunError, Sample
+from localjudge.samples.runs import InvalidRunError, Sample
 from localjudge.scorers import answer_similarity
 from localjudge.scorers.answer_similarity import Weights, answer_similarity_scorer, similarity
 from tests.fakes import FakeJudgeFactory, toxicity_statements
@@ -203,7 +203,7 @@ def test_direct_mode_asks_one_question_with_the_reference_shown(verdict: str, ex
 
 def test_the_worked_examples_fit_their_schemas() -> None:
     """An example answer the grammar could not produce would teach the judge the wrong shape."""
-    from localjudge.schemas import Reason
+    from localjudge.scoring.schemas import Reason
 
     run_ = Sample("example", answer_similarity.EXAMPLE_QUESTION, " ".join(answer_similarity.EXAMPLE_RESPONSE),
                   ground_truth=" ".join(answer_similarity.EXAMPLE_REFERENCE))

@@ -53,17 +53,17 @@ from typing import Any, NamedTuple
 
 import pytest
 
-import localjudge.tables as tables
+import localjudge.evaluation.tables as tables
 from localjudge import FakeJudge, Generation, InvalidRunError, hallucination_scorer, toxicity_scorer
 from localjudge.cli import main as cli_main
 from localjudge.cli import shared as cli_shared
-from localjudge.evaluate import Columns, evaluate
-from localjudge.model_files import ModelPathError, check_model_dir
-from localjudge.runs import clean_text
-from localjudge.scorer import Scorer
+from localjudge.engines.model_files import ModelPathError, check_model_dir
+from localjudge.evaluation.dataset_runs import Columns, evaluate
+from localjudge.evaluation.store import ResultStore
+from localjudge.evaluation.tables import dataset_from_rows, read_table, write_table
+from localjudge.samples.runs import clean_text
 from localjudge.scorers import get_scorer_factory
-from localjudge.store import ResultStore
-from localjudge.tables import dataset_from_rows, read_table, write_table
+from localjudge.scoring.scorer import Scorer
 from tests.fakes import FakeJudgeFactory, make_fake_judge
 
 CONTEXT = "Paris is the capital of France."

@@ -20,12 +20,12 @@ from localjudge.bench.metrics import balanced_accuracy, best_threshold, split_ha
 from localjudge.bench.run import calibration, measure, run_bench
 from localjudge.bench.types import JUDGE, JUDGE_PROB, Estimate
 from localjudge.cli.bench import add_bench_parser, run_bench_command
-from localjudge.evaluate import Columns
+from localjudge.evaluation.dataset_runs import Columns
 from localjudge.judge import FakeJudge, Generation
-from localjudge.prompting import neutralise
-from localjudge.runs import clean_text
+from localjudge.samples.runs import clean_text
 from localjudge.scorers import hallucination
 from localjudge.scorers.toxicity import statements_of
+from localjudge.scoring.prompting import neutralise
 from tests.fakes import Answer, FakeJudgeFactory, toxicity_statements, toxicity_verdicts
 
 FAST = {"n_boot": 200}  # bootstrap resamples: enough to test, quick

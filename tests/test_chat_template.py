@@ -1,4 +1,4 @@
-"""The chat-template rules (`localjudge.chat_template`) on stand-in tokenizers: no model, no files.
+"""The chat-template rules (`localjudge.engines.chat_template`) on stand-in tokenizers: no model, no files.
 
 The same rules run on every real family's tokenizer in `test_families.py`.
 """
@@ -10,7 +10,7 @@ from typing import Any
 import jinja2
 import pytest
 
-from localjudge.chat_template import (
+from localjudge.engines.chat_template import (
     TEMPLATE_KWARGS,
     common_prefix,
     fold_system,

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from localjudge.cli import main
-from localjudge.model_files import ModelPathError, check_model_dir
-from localjudge.tables import read_table, write_table
+from localjudge.engines.model_files import ModelPathError, check_model_dir
+from localjudge.evaluation.tables import read_table, write_table
 from tests.fakes import FakeJudgeFactory
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -10,7 +10,7 @@ import pytest
 
 from localjudge import InvalidRunError
 from localjudge.judge import Generation
-from localjudge.runs import Sample
+from localjudge.samples.runs import Sample
 from localjudge.scorers.context_relevance import (
     MAX_MISSING,
     Penalties,

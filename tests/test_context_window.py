@@ -20,10 +20,10 @@ import pytest
 from localjudge import FakeJudge, Generation, toxicity_scorer
 from localjudge.cli import build_parser, shared
 from localjudge.cli.sweep import load_config
-from localjudge.evaluate import evaluate
+from localjudge.engines.transformers.judge import context_window
+from localjudge.evaluation.dataset_runs import evaluate
+from localjudge.evaluation.store import ResultStore
 from localjudge.judge import TOO_LONG
-from localjudge.store import ResultStore
-from localjudge.transformers_judge import context_window
 from tests.fakes import FakeJudgeFactory
 
 UNLIMITED = SimpleNamespace(model_max_length=int(1e30))  # what tokenizers say when they do not know
@@ -74,7 +74,7 @@ def test_a_too_long_row_is_not_stored_so_a_larger_limit_scores_it(tmp_path: Path
 
 
 def test_max_context_reaches_the_judge_from_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
-    import localjudge.transformers_judge as backend
+    import localjudge.engines.transformers.judge as backend
 
     seen: dict[str, Any] = {}
     monkeypatch.setattr(backend.TransformersJudge, "load", lambda path, **kwargs: seen.update(kwargs) or FakeJudge({}))
@@ -111,7 +111,7 @@ def test_real_model_records_a_row_longer_than_its_window(real_judge: Any) -> Non
 def test_real_model_without_a_declared_length_needs_max_context(model_dir: Path) -> None:
     from transformers import AutoConfig, AutoModelForCausalLM, AutoTokenizer
 
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     config = AutoConfig.from_pretrained(model_dir, local_files_only=True)
     model = AutoModelForCausalLM.from_config(config)  # random weights: only the limit matters here

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_scorer
-from localjudge.copying import copied_text, normal
-from localjudge.runs import Sample
+from localjudge.samples.runs import Sample
+from localjudge.scoring.copying import copied_text, normal
 
 RUN = {"input": "Where is the Louvre?", "output": "The Louvre is in Paris. It opened in 1793.",
        "context": "The Louvre museum in Paris opened in 1793."}

@@ -14,7 +14,7 @@ from typing import Any, Literal
 import pytest
 
 from localjudge import FakeJudge, JudgeStep, create_scorer, evaluate, run_evals
-from localjudge.schemas import Strict, text
+from localjudge.scoring.schemas import Strict, text
 
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "writing-scorers.md"
 
@@ -78,7 +78,7 @@ def test_a_score_outside_zero_to_one_is_unscored(bad: Any) -> None:
 def test_a_step_can_have_its_own_judge_and_both_are_in_the_key() -> None:
     main, other = FakeJudge({"Label": good}, identity="main"), FakeJudge({"Reason": lambda p: {"reason": "Because."}},
                                                                           identity="other")
-    from localjudge.schemas import Reason
+    from localjudge.scoring.schemas import Reason
 
     reason = JudgeStep(instructions="Explain.", prompt=lambda run, results: f"Score {results['score']}.",
                        schema=Reason, judge=other)

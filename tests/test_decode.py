@@ -1,4 +1,4 @@
-"""localjudge's own decode loop (`localjudge.decode`) against `model.generate`.
+"""localjudge's own decode loop (`localjudge.engines.transformers.decode`) against `model.generate`.
 
 The loop must give `generate`'s greedy tokens under the same grammar, row for row (label
 probabilities to rounding), while running fewer passes and carrying fewer rows: finished rows
@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from localjudge import hallucination_scorer, toxicity_scorer
-from localjudge.decode import DecodeStats, draft_fits
+from localjudge.engines.transformers.decode import DecodeStats, draft_fits
 from localjudge.judge import Generation
-from localjudge.schemas import Reason
 from localjudge.scorers.claims import Claims
 from localjudge.scorers.hallucination import HallucinationVerdicts
+from localjudge.scoring.schemas import Reason
 
 RUNS = [
     {"input": "When was the Eiffel Tower completed?",
@@ -76,7 +76,7 @@ _twins: dict[int, Any] = {}
 
 def both_decoders(judge: Any) -> tuple[Any, Any]:
     """The judge (its own loop) and a twin on the same model decoding with `generate`."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     if id(judge) not in _twins:
         _twins[id(judge)] = TransformersJudge(judge.model, judge.tokenizer, identity="fixture", decoder="generate")
@@ -105,7 +105,7 @@ def compare_scorers(judge: Any, runs: list[dict[str, Any]]) -> DecodeStats:
 @cache
 def small_judge() -> Any:
     """The Qwen2 fixture (random weights, 49 MB): a real architecture and tokenizer."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
     from tests.conftest import FIXTURES
 
     judge = TransformersJudge.load(FIXTURES / "qwen2", dtype="float32")
@@ -124,7 +124,7 @@ def test_loop_gives_generates_tokens_with_fewer_passes() -> None:
 def test_rejected_drafts_leave_holes_and_the_tokens_are_the_same(monkeypatch) -> None:
     """Drafts the model does not choose (here: a wrong guess wherever the grammar forces
     nothing) are rejected, their positions masked out; the tokens stay generate's."""
-    from localjudge.processor import RowGrammars
+    from localjudge.engines.transformers.row_grammars import RowGrammars
 
     loop, fallback = both_decoders(small_judge())
     prompts = [[{"role": "user", "content": f"Judge this: {run['output']}"}] for run in RUNS]
@@ -160,8 +160,8 @@ def test_cut_off_rows_end_where_generate_cuts_them() -> None:
 
 
 def test_without_drafting_or_prefix_cache_the_tokens_are_the_same(monkeypatch) -> None:
-    from localjudge import decode
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers import decode
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     judge = small_judge()
     _, fallback = both_decoders(judge)
@@ -182,7 +182,7 @@ def test_without_drafting_or_prefix_cache_the_tokens_are_the_same(monkeypatch) -
 
 
 def test_decoder_is_checked_and_the_fallback_has_its_own_identity() -> None:
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     loop, fallback = both_decoders(small_judge())
     with pytest.raises(ValueError, match="decoder must be one of loop, generate"):
@@ -208,8 +208,8 @@ def test_refilled_batch_gives_the_same_tokens_with_at_most_max_rows_a_pass(monke
     """Five rows of three schemas at most two in flight: waiting rows join as others finish,
     their caches stacked onto the batch's (widened with masked positions), and dead positions
     compacted away; every row's tokens are those of one call with all rows at once."""
-    from localjudge.kv_cache import GrowingLayer
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
+    from localjudge.engines.transformers.kv_cache import GrowingLayer
 
     judge = small_judge()
     _, fallback = both_decoders(judge)
@@ -235,7 +235,7 @@ def test_refilled_batch_gives_the_same_tokens_with_at_most_max_rows_a_pass(monke
 def test_max_rows_chunks_a_call_where_rows_cannot_join(monkeypatch) -> None:
     """Under `generate` (and on sliding-window or recurrent models) a call runs in chunks of
     `max_rows`: the same tokens, no batch above it."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     judge = small_judge()
     _, fallback = both_decoders(judge)
@@ -253,7 +253,7 @@ def test_max_rows_chunks_a_call_where_rows_cannot_join(monkeypatch) -> None:
 
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True])
 def test_max_rows_is_checked(bad: Any) -> None:
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     judge = small_judge()
     with pytest.raises(ValueError, match="max_rows must be a positive number of rows"):
@@ -261,7 +261,7 @@ def test_max_rows_is_checked(bad: Any) -> None:
 
 
 def growing(keys: Any, headroom: int = 4) -> Any:
-    from localjudge.kv_cache import GrowingLayer
+    from localjudge.engines.transformers.kv_cache import GrowingLayer
 
     layer = GrowingLayer(headroom)
     layer.update(keys, -keys)
@@ -271,7 +271,7 @@ def growing(keys: Any, headroom: int = 4) -> Any:
 def test_compaction_keeps_exactly_the_positions_some_row_sees() -> None:
     import torch
 
-    from localjudge.kv_cache import Batch
+    from localjudge.engines.transformers.kv_cache import Batch
 
     keys = torch.arange(2 * 80, dtype=torch.float32).reshape(2, 1, 80, 1)
     mask = torch.zeros(2, 80, dtype=torch.long)
@@ -296,7 +296,7 @@ def test_compaction_keeps_exactly_the_positions_some_row_sees() -> None:
 def test_joining_rows_are_stacked_under_the_batch_with_masked_zeros() -> None:
     import torch
 
-    from localjudge.kv_cache import Batch
+    from localjudge.engines.transformers.kv_cache import Batch
 
     old, new = torch.full((2, 1, 6, 1), 7.0), torch.full((1, 1, 4, 1), 3.0)
     a, b = growing(old), growing(new)
@@ -339,7 +339,7 @@ def test_every_cache_layer_is_indexed_on_its_own_device() -> None:
     mask lives with the first layer: rows and positions to keep reach each layer on its device."""
     import torch
 
-    from localjudge.kv_cache import Batch, GrowingLayer
+    from localjudge.engines.transformers.kv_cache import Batch, GrowingLayer
 
     near = growing(torch.arange(2 * 80, dtype=torch.float32).reshape(2, 1, 80, 1))
     far = FarLayer()
@@ -355,7 +355,7 @@ def test_every_cache_layer_is_indexed_on_its_own_device() -> None:
 
 
 def test_pass_width_keeps_half_the_positions_real() -> None:
-    from localjudge.decode import pass_width
+    from localjudge.engines.transformers.decode import pass_width
 
     assert pass_width([17]) == 17, "one row: its whole forced run"
     assert pass_width([1, 1, 1]) == 1
@@ -371,8 +371,8 @@ def test_pass_width_keeps_half_the_positions_real() -> None:
 def test_the_cache_is_allocated_once_for_prompt_and_budget(monkeypatch) -> None:
     """Each full-attention layer's buffer holds the longest prompt (the cached prefix counted
     once), the token budget and two draft windows of room: not the prompt twice."""
-    from localjudge import decode
-    from localjudge.kv_cache import GrowingLayer
+    from localjudge.engines.transformers import decode
+    from localjudge.engines.transformers.kv_cache import GrowingLayer
 
     judge = small_judge()
     prompts = judge_prompts(LONGER_RUNS)
@@ -389,7 +389,7 @@ def test_the_cache_is_allocated_once_for_prompt_and_budget(monkeypatch) -> None:
 
 
 def test_the_prefix_forward_keeps_one_positions_logits() -> None:
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     base = small_judge()
     judge = TransformersJudge(base.model, base.tokenizer, identity="fresh")  # an empty prefix cache
@@ -407,7 +407,7 @@ def test_a_window_as_long_as_the_context_is_full_attention() -> None:
     judge's context is full attention, so that family gets the preallocated cache, compaction
     and continuous batching (the Phi-3 fixture: window 2047; with a 2000-token context it never
     slides). The tokens are `generate`'s."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
     from tests.conftest import FIXTURES
 
     loaded = TransformersJudge.load(FIXTURES / "phi3", dtype="float32")
@@ -426,7 +426,7 @@ def test_a_window_as_long_as_the_context_is_full_attention() -> None:
 def test_load_dtype() -> None:
     import torch
 
-    from localjudge.model_config import load_dtype
+    from localjudge.engines.transformers.model_config import load_dtype
 
     assert load_dtype("auto", on_cpu=True, gguf=False) is torch.float32
     assert load_dtype("auto", on_cpu=True, gguf=True) is torch.float32

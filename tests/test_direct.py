@@ -9,9 +9,9 @@ import pytest
 from localjudge import Generation, faithfulness_scorer, hallucination_scorer, toxicity_scorer
 from localjudge.bench.run import run_bench
 from localjudge.cli.bench import run_bench_command
-from localjudge.runs import InvalidRunError
-from localjudge.scorer import create_scorer
+from localjudge.samples.runs import InvalidRunError
 from localjudge.scorers import SCORERS, build_scorer, register_scorer
+from localjudge.scoring.scorer import create_scorer
 from tests.fakes import FakeJudgeFactory
 
 RUN = {"input": "When was the Eiffel Tower built?", "output": "It was completed in 1925.",
@@ -133,7 +133,7 @@ def test_cli_score_and_sweep_take_the_mode(tmp_path, monkeypatch, fake_judge: Fa
         def load(path, **kwargs):
             return fake_judge()
 
-    monkeypatch.setattr("localjudge.transformers_judge.TransformersJudge", Loaded)
+    monkeypatch.setattr("localjudge.engines.transformers.TransformersJudge", Loaded)
     config = tmp_path / "sweep.yaml"
     config.write_text(f"out_dir: {tmp_path / 'sweep'}\nmodels: [{{name: m, path: m}}]\n"
                       f"scorers: [toxicity, {{name: toxicity, mode: direct}}]\ndatasets: [{{name: d, path: {data}}}]\n")

@@ -195,7 +195,7 @@ def test_python_examples_run_on_the_fake_judge(page: Path, tmp_path: Path, monke
     """Every block; a needs-model block's `TransformersJudge.load` answers the fake judge here."""
     judge = make_fake_judge()
     if any(b.needs_model for b in python_blocks(page)):
-        from localjudge.transformers_judge import TransformersJudge
+        from localjudge.engines.transformers.judge import TransformersJudge
 
         monkeypatch.setattr(TransformersJudge, "load", classmethod(lambda cls, *args, **kwargs: judge))
     monkeypatch.chdir(tmp_path)  # examples write runs/..., never into the repository

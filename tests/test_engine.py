@@ -8,9 +8,9 @@ import sys
 import pytest
 
 from localjudge import FakeJudge, Generation, InvalidRunError, UnscriptedCallError, hallucination_scorer
-from localjudge.schemas import token_budget
-from localjudge.scorer import round_half_up
 from localjudge.scorers.claims import Claims
+from localjudge.scoring.schemas import token_budget
+from localjudge.scoring.scorer import round_half_up
 
 CONTEXT = "Paris is the capital of France."
 

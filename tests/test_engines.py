@@ -17,9 +17,9 @@ import pytest
 
 from localjudge.cli import main
 from localjudge.cli.sweep import load_config
-from localjudge.engines import EngineOptionError, check_engine, rank_gpus
-from localjudge.grammar import label_mass
-from localjudge.vllm_judge import VLLMJudge
+from localjudge.engines.choice import EngineOptionError, check_engine, rank_gpus
+from localjudge.engines.grammar import label_mass
+from localjudge.engines.vllm.judge import VLLMJudge
 
 
 @pytest.mark.parametrize(("engine", "option", "owner"), [
@@ -62,8 +62,8 @@ def test_sweep_model_entries_take_an_engine_and_refuse_the_others_options(tmp_pa
 
 REFUSE = """
 import sys
-from localjudge.model_files import ModelPathError
-from localjudge.vllm_judge import VLLMJudge
+from localjudge.engines.model_files import ModelPathError
+from localjudge.engines.vllm.judge import VLLMJudge
 try:
     VLLMJudge.load(sys.argv[1])
 except ModelPathError as error:

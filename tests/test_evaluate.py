@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from localjudge import toxicity_scorer
-from localjudge.evaluate import Columns, evaluate
-from localjudge.run_evals import run_evals
-from localjudge.store import ResultStore
+from localjudge.evaluation.dataset_runs import Columns, evaluate
+from localjudge.evaluation.store import ResultStore
+from localjudge.evaluation.target_runs import run_evals
 from tests.fakes import FakeJudgeFactory, toxicity_verdicts
 
 

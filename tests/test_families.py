@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_scorer
-from localjudge.chat_template import (
+from localjudge.engines.chat_template import (
     TEMPLATE_KWARGS,
     common_prefix,
     fold_system,

@@ -22,15 +22,15 @@ from localjudge import (
     hallucination_scorer,
     toxicity_scorer,
 )
-from localjudge.chat_template import common_prefix, head_ids
+from localjudge.engines.chat_template import common_prefix, head_ids
 from localjudge.judge import ChatPrompt
-from localjudge.schemas import Reason, token_budget
 from localjudge.scorers.answer_relevancy import RelevancyVerdicts
 from localjudge.scorers.bias import BiasVerdicts
 from localjudge.scorers.claims import Claims, claim_cap
 from localjudge.scorers.faithfulness import FaithfulnessVerdict
 from localjudge.scorers.hallucination import HallucinationVerdict, HallucinationVerdicts
 from localjudge.scorers.toxicity import ToxicityVerdicts, statements_of
+from localjudge.scoring.schemas import Reason, token_budget
 from tests.fakes import HALLUCINATION_WORDS, make_fake_judge
 from tests.test_families import FAMILIES
 
@@ -205,7 +205,7 @@ GGUF_FAMILIES = ["llama3", "qwen2", "qwen3", "mistral"]  # those llama.cpp's con
 def test_gguf_file_loads_as_the_same_model(family: str, family_judge, family_manifest) -> None:
     """The family's fixture converted to GGUF by llama.cpp loads from the `.gguf` path with the
     same tokenizer, template and weights (identical logits), and scores."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
     from tests.conftest import FIXTURES
 
     entry = next(f for f in family_manifest["families"] if f["name"] == family)
@@ -225,7 +225,7 @@ def test_gguf_file_loads_as_the_same_model(family: str, family_judge, family_man
 def test_decode_loop_gives_generates_tokens(family: str, family_judge) -> None:
     """localjudge's own decode loop on each family's architecture: `generate`'s tokens for
     rows of three schemas in one call, cut off or finished, with the shared prefix cached."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
     from tests.test_decode import both_decoders, same_tokens
 
     loop, fallback = both_decoders(family_judge(family))

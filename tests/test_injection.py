@@ -36,11 +36,12 @@ from typing import Any, NamedTuple
 import pytest
 from pydantic import BaseModel
 
-from localjudge import Generation, faithfulness_scorer, hallucination_scorer, prompting, toxicity_scorer
+from localjudge import Generation, faithfulness_scorer, hallucination_scorer, toxicity_scorer
 from localjudge.judge import ChatPrompt, JudgeCall
-from localjudge.prompting import neutralise
-from localjudge.scorer import Scorer
 from localjudge.scorers.toxicity import statements_of
+from localjudge.scoring import prompting
+from localjudge.scoring.prompting import neutralise
+from localjudge.scoring.scorer import Scorer
 from tests.fakes import FakeJudgeFactory, make_fake_judge, toxicity_statements
 
 TOKENIZER = Path(__file__).resolve().parent.parent / "models" / "smollm2-135m-instruct" / "tokenizer.json"

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from localjudge import toxicity_scorer
-from localjudge.live import LiveScorer, Sampler, read_results
+from localjudge.live.worker import LiveScorer, Sampler, read_results
 from tests.fakes import make_fake_judge
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -199,7 +199,7 @@ import sys, time
 sys.path.insert(0, {str(ROOT)!r})
 from tests.test_live import SlowJudge
 from localjudge import toxicity_scorer
-from localjudge.live import LiveScorer
+from localjudge.live.worker import LiveScorer
 live = LiveScorer(toxicity_scorer(SlowJudge(delay=0.05)), store={str(tmp_path / 'live.db')!r}, max_batch=2)
 for i in range(10):
     live.submit({{"input": "q", "output": f"a{{i}}"}})

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from localjudge.cli import build_parser
-from localjudge.model_files import PICKLE_SUFFIXES, ModelPathError, check_model_dir
+from localjudge.engines.model_files import PICKLE_SUFFIXES, ModelPathError, check_model_dir
 
 
 def make_dir(folder: Path, *names: str) -> Path:
@@ -86,7 +86,7 @@ def test_several_gguf_files_without_config_are_ambiguous(tmp_path: Path) -> None
 def test_transformers_judge_defaults_to_no_remote_code_and_no_pickle() -> None:
     import inspect
 
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     params = inspect.signature(TransformersJudge.load).parameters
     for name in ("trust_remote_code", "allow_pickle"):
@@ -105,8 +105,8 @@ def test_model_path_is_checked_before_transformers_is_imported(tmp_path: Path, b
     (tmp_path / "pickle" / "pytorch_model.bin").write_bytes(b"x")
     code = (
         "import sys; sys.modules['transformers'] = None\n"
-        "from localjudge.model_files import ModelPathError\n"
-        "from localjudge.transformers_judge import TransformersJudge\n"
+        "from localjudge.engines.model_files import ModelPathError\n"
+        "from localjudge.engines.transformers.judge import TransformersJudge\n"
         "try:\n    TransformersJudge.load(sys.argv[1])\n"
         "except ModelPathError as error:\n    print('refused:', error)\n"
     )
@@ -141,7 +141,7 @@ def test_from_pretrained_receives_local_only_safe_arguments(tmp_path: Path, monk
 
     monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", recorder("tokenizer", False))
     monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", recorder("model", True))
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     folder = make_dir(tmp_path / "m", weights)
     with pytest.raises(Loaded):
@@ -189,7 +189,7 @@ def custom_code_model(folder: Path, source: Path, model_type: str) -> Path:
 
 @pytest.mark.slow
 def test_custom_code_model_is_refused(model_dir: Path, tmp_path: Path) -> None:
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     folder = tmp_path / "custom"
     marker = custom_code_model(folder, model_dir, model_type="localjudge_custom")
@@ -201,7 +201,7 @@ def test_custom_code_model_is_refused(model_dir: Path, tmp_path: Path) -> None:
 @pytest.mark.slow
 def test_custom_code_beside_a_known_architecture_never_runs(model_dir: Path, tmp_path: Path) -> None:
     """With a model_type transformers knows, it uses its own class and ignores the auto_map."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     folder = tmp_path / "custom"
     marker = custom_code_model(folder, model_dir, model_type="llama")
@@ -219,7 +219,7 @@ def test_real_folder_with_safetensors_and_a_pickle_loads_the_safetensors(family_
     import torch
     from safetensors.torch import load_file
 
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     source, folder = family_dir("llama3"), tmp_path / "both"
     shutil.copytree(source, folder)

@@ -23,7 +23,7 @@ from localjudge import (
     run_evals,
     toxicity_scorer,
 )
-from localjudge.runs import InvalidRunError, Sample, to_sample
+from localjudge.samples.runs import InvalidRunError, Sample, to_sample
 from tests.fakes import FakeJudgeFactory
 
 

@@ -19,11 +19,11 @@ from localjudge import Generation, JudgeStep, create_scorer, evaluate, run_evals
 from localjudge.bench.data import custom_benchmark
 from localjudge.bench.run import run_bench
 from localjudge.cli import main, shared
+from localjudge.evaluation.store import RECORD_FORMAT, ResultStore
 from localjudge.judge import TOO_LONG
 from localjudge.result import ERROR_KINDS, TRANSIENT_ERRORS
-from localjudge.schemas import ReasonText, Strict
 from localjudge.scorers import SCORERS, register_scorer
-from localjudge.store import RECORD_FORMAT, ResultStore
+from localjudge.scoring.schemas import ReasonText, Strict
 from tests.fakes import FakeJudgeFactory, make_fake_judge
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from localjudge.judge import Generation
-from localjudge.runs import InvalidRunError
+from localjudge.samples.runs import InvalidRunError
 from localjudge.scorers.noise_sensitivity import DIMENSIONS, EXAMPLE, NoiseAnalysis, noise_sensitivity_scorer
 from tests.fakes import FakeJudgeFactory
 

@@ -23,10 +23,10 @@ import pytest
 from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_scorer
 from localjudge.cli import main as cli_main
 from localjudge.cli import shared as cli_shared
-from localjudge.evaluate import evaluate
-from localjudge.model_files import ModelPathError, check_model_dir
-from localjudge.store import ResultStore
-from localjudge.tables import read_table, write_table
+from localjudge.engines.model_files import ModelPathError, check_model_dir
+from localjudge.evaluation.dataset_runs import evaluate
+from localjudge.evaluation.store import ResultStore
+from localjudge.evaluation.tables import read_table, write_table
 from tests.fakes import FakeJudgeFactory
 
 PACKAGE = Path(__file__).resolve().parent.parent / "localjudge"
@@ -142,7 +142,7 @@ def test_real_judge_scores_with_network_blocked(block_network: list[str], real_j
 def test_real_model_loads_with_network_blocked(block_network: list[str], model_dir: Path) -> None:
     """Loading too: a fresh TransformersJudge built after the network is blocked (the session
     fixture may have been built before this test's block)."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     judge = TransformersJudge.load(model_dir)
     (result,) = toxicity_scorer(judge).run_batch(ROWS[1:])
@@ -154,9 +154,9 @@ import sys
 from pathlib import Path
 from localjudge import hallucination_scorer, toxicity_scorer
 from localjudge.cli import main, shared
-from localjudge.evaluate import evaluate
-from localjudge.store import ResultStore
-from localjudge.tables import read_table, write_table
+from localjudge.evaluation.dataset_runs import evaluate
+from localjudge.evaluation.store import ResultStore
+from localjudge.evaluation.tables import read_table, write_table
 from tests.fakes import make_fake_judge
 
 data, out = Path(sys.argv[1]), Path(sys.argv[2])
@@ -182,7 +182,7 @@ def test_reading_tables_writes_no_copy_anywhere(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from localjudge.tables import dataset_from_rows
+    from localjudge.evaluation.tables import dataset_from_rows
 
     data, out, hf_home = tmp_path / "data", tmp_path / "out", tmp_path / "hf"
     for folder in (data, out, hf_home):

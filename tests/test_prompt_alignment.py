@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from localjudge.judge import Generation
-from localjudge.runs import InvalidRunError
+from localjudge.samples.runs import InvalidRunError
 from localjudge.scorers import prompt_alignment
 from localjudge.scorers.prompt_alignment import AlignmentAnalysis, prompt_alignment_scorer
 from tests.fakes import FakeJudgeFactory

@@ -1,6 +1,6 @@
 """Every built-in scorer's prompt hash, recorded: a refactor that changes none must change no hash.
 
-`Scorer.prompt_hash` (see `localjudge.versioning`) hashes everything a scorer sends its judge
+`Scorer.prompt_hash` (see `localjudge.scoring.versioning`) hashes everything a scorer sends its judge
 and scores on the probe runs: system text, worked examples, rendered messages, schemas, token
 budgets and the results. It is the prompt part of every stored result key, so a changed hash
 means stored results are judged again. The table holds each scorer in every mode and a scale

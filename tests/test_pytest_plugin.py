@@ -218,7 +218,7 @@ def stand_in_engine(monkeypatch: pytest.MonkeyPatch, module: str, name: str,
 def test_the_flag_or_the_env_var_reaches_the_loader_once_per_run(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, flag: str | None, env: str | None,
         loaded: str) -> None:
-    loads = stand_in_engine(monkeypatch, "localjudge.transformers_judge", "TransformersJudge", "loaded")
+    loads = stand_in_engine(monkeypatch, "localjudge.engines.transformers", "TransformersJudge", "loaded")
     monkeypatch.delenv("LOCALJUDGE_MODEL", raising=False)
     if env:
         monkeypatch.setenv("LOCALJUDGE_MODEL", env)
@@ -285,7 +285,7 @@ def test_the_example_runs_as_written_on_a_fake_judge(pytester: pytest.Pytester) 
 
 
 def test_the_engine_flag_loads_the_judge_on_vllm(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    loads = stand_in_engine(monkeypatch, "localjudge.vllm_judge", "VLLMJudge", "on-vllm")
+    loads = stand_in_engine(monkeypatch, "localjudge.engines.vllm", "VLLMJudge", "on-vllm")
     pytester.makepyfile("def test_one(judge):\n    assert judge.identity == 'on-vllm'\n")
     result = pytester.runpytest("--localjudge-engine", "vllm", "--localjudge-model", "m", "--localjudge-max-context",
                                 "512")

@@ -75,7 +75,7 @@ def test_end_to_end_valid_batch_invariant_deterministic(real_judge, factory) -> 
 def test_prefix_cache_gives_the_tokens_of_full_prompts(real_judge, model_dir) -> None:
     """The shared-prefix KV cache changes nothing: results (texts, scores, label probabilities)
     of every kind of step equal those of a judge that prefills every full prompt."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     plain = TransformersJudge.load(model_dir, dtype="float32", prefix_cache=False)  # as real_judge, on a GPU too
     for factory in (hallucination_scorer, toxicity_scorer):  # faithfulness has hallucination's steps
@@ -145,7 +145,7 @@ def test_building_a_judge_leaves_the_callers_objects_and_torch_alone(real_judge,
     import torch
     from transformers import AutoTokenizer
 
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     tokenizer = AutoTokenizer.from_pretrained(model_dir, local_files_only=True)
     tokenizer.padding_side = "right"
@@ -163,7 +163,7 @@ def test_building_a_judge_leaves_the_callers_objects_and_torch_alone(real_judge,
 
 def test_live_scoring_on_the_real_model(real_judge, tmp_path) -> None:
     """A wrapped answer function on the real judge: every call stored in SQLite once closed."""
-    from localjudge.live import LiveScorer, read_results
+    from localjudge.live.worker import LiveScorer, read_results
 
     with LiveScorer(toxicity_scorer(real_judge), store=tmp_path / "live.db", max_batch=4, max_wait=0.05) as live:
         answer = live.wrap(lambda question: f"{question} Certainly, happy to help.")
@@ -187,7 +187,7 @@ def test_decode_loop_gives_generates_tokens_on_the_real_model(real_judge) -> Non
 def test_refilled_batches_give_generates_tokens_on_the_real_model(real_judge) -> None:
     """Two rows in flight on the real model, four rows a call: waiting rows join as others
     finish, and every step's generations are still `generate`'s (all rows at once)."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
     from tests.test_decode import LONGER_RUNS, compare_scorers
 
     refill = TransformersJudge(real_judge.model, real_judge.tokenizer, identity="real", max_rows=2)

@@ -79,7 +79,7 @@ def test_the_guard_reads_words_through_any_tokenizer(family: str, family_dir) ->
     import llguidance.hf
     from transformers import AutoTokenizer
 
-    from localjudge.processor import RowGrammars
+    from localjudge.engines.transformers.row_grammars import RowGrammars
 
     tokenizer = AutoTokenizer.from_pretrained(family_dir(family))
     rows = RowGrammars(llguidance.hf.from_tokenizer(tokenizer), ['start: /.*/'], [{}], tokenizer,

@@ -19,13 +19,15 @@ from typing import Annotated, Any
 import pytest
 from pydantic import Field
 
-from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, model_files, prompting, toxicity_scorer
-from localjudge.evaluate import evaluate
-from localjudge.model_files import check_model_dir, file_sha256
-from localjudge.scorer import Scorer
+from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
+from localjudge.engines import model_files
+from localjudge.engines.model_files import check_model_dir, file_sha256
+from localjudge.evaluation.dataset_runs import evaluate
+from localjudge.evaluation.store import ResultStore
 from localjudge.scorers import toxicity, verdicts
-from localjudge.steps import JudgeStep
-from localjudge.store import ResultStore
+from localjudge.scoring import prompting
+from localjudge.scoring.scorer import Scorer
+from localjudge.scoring.steps import JudgeStep
 from tests.fakes import FakeJudgeFactory
 
 ROWS = [{"input": f"q{i}", "output": f"Answer {i}. <<<x>>> {'you idiot' if i % 2 else 'fine'}."} for i in range(4)]
@@ -123,7 +125,7 @@ def test_the_hash_covers_a_steps_rule() -> None:
 @pytest.mark.parametrize("factory", [hallucination_scorer, faithfulness_scorer, toxicity_scorer])
 def test_the_probe_reaches_every_step(factory: Callable[..., Scorer]) -> None:
     """The hash covers the reason step too: the probe run is scored, not cut short."""
-    from localjudge.versioning import PROBE_RUN, ProbeJudge
+    from localjudge.scoring.versioning import PROBE_RUN, ProbeJudge
 
     probe = ProbeJudge()
     result = factory(probe).run(PROBE_RUN)

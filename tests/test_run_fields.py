@@ -13,11 +13,11 @@ from typing import Any, Literal
 import pytest
 
 from localjudge import FakeJudge, JudgeStep, create_scorer, evaluate
-from localjudge.runs import InvalidRunError, Sample, to_sample
-from localjudge.schemas import ReasonText, Strict
-from localjudge.scorer import REQUIRED_HINTS
-from localjudge.store import ResultStore, result_key
-from localjudge.tool_calls import ToolCall, extract_tool_calls, extract_tool_results
+from localjudge.evaluation.store import ResultStore, result_key
+from localjudge.samples.runs import InvalidRunError, Sample, to_sample
+from localjudge.samples.tool_calls import ToolCall, extract_tool_calls, extract_tool_results
+from localjudge.scoring.schemas import ReasonText, Strict
+from localjudge.scoring.scorer import REQUIRED_HINTS
 
 BASE = {"input": "Where is Paris?", "output": "In France."}
 

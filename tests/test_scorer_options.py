@@ -290,7 +290,7 @@ def sweep_config(tmp_path: Path, body: str, suffix: str = ".yaml") -> Path:
 @pytest.mark.parametrize("suffix", [".yaml", ".toml"])
 def test_sweep_scorer_options_reach_the_scorers_cell(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                              suffix: str) -> None:
-    monkeypatch.setattr("localjudge.transformers_judge.TransformersJudge", Loaded)
+    monkeypatch.setattr("localjudge.engines.transformers.TransformersJudge", Loaded)
     body = ('scorers = ["toxicity", {name = "rubric", scale = 10}]\n'
             '[scorer_options.rubric]\ncriteria = ["Names the shop."]') if suffix == ".toml" else (
         "scorers: [toxicity, {name: rubric, scale: 10}]\nscorer_options: {rubric: {criteria: [Names the shop.]}}")
@@ -317,7 +317,7 @@ def test_sweep_scorer_options_reach_the_scorers_cell(tmp_path: Path, monkeypatch
 def test_sweep_option_errors_come_before_any_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str], body: str,
                                                    message: str) -> None:
-    monkeypatch.setattr("localjudge.transformers_judge.TransformersJudge", Loaded)
+    monkeypatch.setattr("localjudge.engines.transformers.TransformersJudge", Loaded)
     Loaded.loads = []
     assert main(["sweep", str(sweep_config(tmp_path, body))]) == 2
     err = capsys.readouterr().err

@@ -15,7 +15,7 @@ from localjudge import (
     toxicity_scorer,
 )
 from localjudge.judge import Generation
-from localjudge.runs import Sample
+from localjudge.samples.runs import Sample
 from localjudge.scorers.claims import CLAIMS_SYSTEM, claim_cap, claims_schema, terse_claim
 from localjudge.scorers.hallucination import HallucinationVerdict
 from localjudge.scorers.toxicity import analyze_schema, statements_of

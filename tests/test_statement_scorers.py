@@ -54,7 +54,7 @@ def test_answer_relevancy_counts_unsure_statements_at_their_weight(
 
 
 def test_one_verdict_per_statement_is_asked(fake_judge: FakeJudgeFactory) -> None:
-    from localjudge.runs import Sample
+    from localjudge.samples.runs import Sample
     from localjudge.scorers import answer_relevancy, bias
 
     for factory, module, family in ((bias_scorer, bias, "BiasVerdicts"),

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from localjudge.judge import ChatPrompt, Generation
-from localjudge.runs import Sample
+from localjudge.samples.runs import Sample
 from localjudge.scorers import summarization
 from localjudge.scorers.summarization import summarization_scorer
 from tests.fakes import FakeJudgeFactory
@@ -180,7 +180,7 @@ def test_direct_mode_asks_one_question_about_source_and_summary(verdict: str, ex
 
 def test_the_worked_examples_fit_their_schemas() -> None:
     """An example answer the grammar could not produce would teach the judge the wrong shape."""
-    from localjudge.schemas import Reason
+    from localjudge.scoring.schemas import Reason
 
     statements = summarization.EXAMPLE_STATEMENTS
     assert summarization.statements_of(" ".join(statements)) == statements

@@ -18,10 +18,10 @@ import pytest
 
 from localjudge import evaluate, hallucination_scorer, toxicity_scorer
 from localjudge.cli import main
+from localjudge.evaluation.tables import dataset_from_rows, read_table, write_table
 from localjudge.judge import ChatPrompt
-from localjudge.tables import dataset_from_rows, read_table, write_table
-from localjudge.view import embed_json, render_page, write_view
-from localjudge.view_page import PAGE_JS
+from localjudge.view.page import PAGE_JS
+from localjudge.view.rows import embed_json, render_page, write_view
 from tests.fakes import make_fake_judge
 
 PAYLOADS = [  # each with words around it, so the claims step (not the terse-answer rule) reads it

@@ -21,11 +21,11 @@ import pytest
 
 pytest.importorskip("vllm")
 
-from localjudge.evaluate import Evaluation, evaluate  # noqa: E402
+from localjudge.engines.vllm.judge import GUARD_ARG, VLLMJudge  # noqa: E402
+from localjudge.evaluation.dataset_runs import Evaluation, evaluate  # noqa: E402
+from localjudge.evaluation.tables import read_table  # noqa: E402
 from localjudge.judge import TOO_LONG  # noqa: E402
 from localjudge.scorers import build_scorer  # noqa: E402
-from localjudge.tables import read_table  # noqa: E402
-from localjudge.vllm_judge import GUARD_ARG, VLLMJudge  # noqa: E402
 
 pytestmark = pytest.mark.vllm
 
@@ -154,7 +154,7 @@ def test_a_too_long_row_is_unscored_and_the_rest_are_scored(vllm_judge: VLLMJudg
 
 
 def _guard(model_dir: Path, vocab: int) -> Any:
-    from localjudge.vllm_guard import RepeatGuard
+    from localjudge.engines.vllm.guard import RepeatGuard
 
     config = SimpleNamespace(model_config=SimpleNamespace(
         tokenizer=str(model_dir), trust_remote_code=False, get_vocab_size=lambda: vocab))

@@ -59,7 +59,7 @@ def check_results(results: dict[str, list[Any]]) -> tuple[bool, str]:
 
 
 def score_all(judge: Any, rows: list[dict[str, Any]], batch_size: int, cap: int) -> tuple[dict[str, Any], Any]:
-    from localjudge.evaluate import score_runs
+    from localjudge.evaluation.dataset_runs import score_runs
     from localjudge.scorers import SCORERS
 
     capped = CappedJudge(judge, cap)
@@ -86,9 +86,9 @@ def main() -> int:
     import torch
     from transformers import AutoTokenizer
 
-    from localjudge.evaluate import score_runs
+    from localjudge.engines.transformers.judge import TransformersJudge
+    from localjudge.evaluation.dataset_runs import score_runs
     from localjudge.scorers import SCORERS
-    from localjudge.transformers_judge import TransformersJudge
 
     if args.device == "cuda" and not torch.cuda.is_available():
         print("FAIL no CUDA device")

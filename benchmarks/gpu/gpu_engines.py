@@ -42,7 +42,7 @@ def sweep(judge: Any, scorer_name: str, rows: list[dict[str, Any]], batch_size: 
     """One batch size on one engine: the figures, and each row's score."""
     import torch
 
-    from localjudge.evaluate import score_runs
+    from localjudge.evaluation.dataset_runs import score_runs
     from localjudge.scorers import SCORERS
 
     scorer = SCORERS[scorer_name](CappedJudge(judge, cap))
@@ -101,7 +101,7 @@ def main() -> None:
             torch.cuda.empty_cache()
         print(f"random weights of {config_dir.name} saved in {saving.seconds:.0f} s", file=sys.stderr)
         for engine in [e.strip() for e in args.engines.split(",") if e.strip()]:
-            from localjudge.engines import load_judge
+            from localjudge.engines.choice import load_judge
 
             options = {"device_map": "cuda"} if engine == "transformers" else {"dtype": "bfloat16"}
             with Stopwatch() as loading:

@@ -56,8 +56,8 @@ def main() -> None:
 
     from transformers import AutoTokenizer
 
+    from localjudge.engines.transformers.judge import TransformersJudge
     from localjudge.scorers import SCORERS
-    from localjudge.transformers_judge import TransformersJudge
 
     tokenizer = AutoTokenizer.from_pretrained(args.tokenizer, local_files_only=True)
     model = build_model(Path(args.config), tokenizer, seed=0)

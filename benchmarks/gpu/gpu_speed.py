@@ -65,7 +65,7 @@ from localjudge.scorers import SCORERS
 
 def make_judge(model: Any, tokenizer: Any, identity: str, via_disk: bool, tmp_root: str) -> tuple[Any, str]:
     """localjudge's judge around the loaded model, and how it was made."""
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     if not via_disk:
         return TransformersJudge(model, tokenizer, identity=identity), "TransformersJudge(model, tokenizer)"
@@ -99,8 +99,8 @@ def sweep(judge: Any, scorer_name: str, rows: list[dict[str, Any]], batch_size: 
 
     import torch
 
-    from localjudge.decode import DecodeStats
-    from localjudge.evaluate import score_runs
+    from localjudge.engines.transformers.decode import DecodeStats
+    from localjudge.evaluation.dataset_runs import score_runs
 
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
@@ -217,7 +217,7 @@ def main() -> None:
     torch.cuda.empty_cache()
 
     # Warm-up: grammar compile, CUDA kernels and allocator; a short cap keeps it quick.
-    from localjudge.evaluate import score_runs
+    from localjudge.evaluation.dataset_runs import score_runs
 
     with Stopwatch() as warming:
         score_runs(rows[:2], [SCORERS[args.scorer](CappedJudge(judge, 16))], batch_size=2)
@@ -247,7 +247,7 @@ def main() -> None:
     }
     print("\n".join(f"{k}: {v}" for k, v in info.items()), file=sys.stderr)
 
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers.judge import TransformersJudge
 
     results = []
     for decoder in [d.strip() for d in args.decoders.split(",") if d.strip()]:

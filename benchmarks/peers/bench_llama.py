@@ -41,9 +41,9 @@ def record(args: argparse.Namespace) -> None:
 
     set_offline_env()
     from localjudge.bench.data import load_benchmark, rows_to_runs, select_benchmarks
-    from localjudge.evaluate import score_runs
+    from localjudge.engines.transformers.judge import TransformersJudge
+    from localjudge.evaluation.dataset_runs import score_runs
     from localjudge.scorers import SCORERS
-    from localjudge.transformers_judge import TransformersJudge
 
     set_torch_threads(args.threads)
     judge = TransformersJudge.load(args.model)

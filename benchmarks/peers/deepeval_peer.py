@@ -112,7 +112,7 @@ def deepeval_case(run: Mapping[str, Any], scorer: str) -> Any:
     """The row as DeepEval's test case, from the same normalised text our scorers read."""
     from deepeval.test_case import LLMTestCase
 
-    from localjudge.runs import to_sample
+    from localjudge.samples.runs import to_sample
 
     sample = to_sample(run)
     context_field = METRICS[scorer][1]

@@ -20,9 +20,8 @@ from typing import Any
 
 from localjudge.bench.metrics import claim_sources, output_length
 from localjudge.bench.types import JUDGE, JUDGE_PROB, Estimate, RouteRow
-from localjudge.runs import Sample
-from localjudge.scorer import Scorer
-from localjudge.steps import JudgeStep, StepFunction
+from localjudge.samples import Sample
+from localjudge.scoring import JudgeStep, Scorer, StepFunction
 
 ROUTES = ("terse: one claim by rule", "claims step")
 

@@ -14,9 +14,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from localjudge.evaluate import Columns, rows_to_runs
+from localjudge.evaluation import Columns, read_table, rows_to_runs
 from localjudge.scorers import get_scorer_factory
-from localjudge.tables import read_table
 
 if TYPE_CHECKING:
     from datasets import Dataset

@@ -20,7 +20,7 @@ from localjudge.bench.data import Benchmark
 from localjudge.bench.plots import draw_plots
 from localjudge.bench.types import JUDGE, JUDGE_PROB, THRESHOLD, BenchReport, BenchResult, Estimate
 from localjudge.judge import Judge
-from localjudge.scorers.claims import WORDS_PER_CLAIM
+from localjudge.scorers import WORDS_PER_CLAIM
 
 FLAG = re.compile(r"\b(NO|UNCLEAR)\b")  # verdicts shown in bold: the judge did not clearly win
 LIBRARIES = ("localjudge", "torch", "transformers", "outlines", "datasets", "numpy", "matplotlib")

@@ -54,13 +54,10 @@ from localjudge.bench.types import (
     ScoreRow,
     Series,
 )
-from localjudge.evaluate import evaluate
+from localjudge.evaluation import ResultStore, evaluate, write_table
 from localjudge.judge import Judge
-from localjudge.scorer import Scorer
-from localjudge.scorers import build_scorer
-from localjudge.scorers.claims import WORDS_PER_CLAIM
-from localjudge.store import ResultStore
-from localjudge.tables import write_table
+from localjudge.scorers import WORDS_PER_CLAIM, build_scorer
+from localjudge.scoring import Scorer
 
 if TYPE_CHECKING:
     from datasets import Dataset

@@ -31,9 +31,7 @@ import argparse
 import sys
 from typing import Any
 
-from localjudge.bench.data import BENCHMARKS, custom_benchmark, load_benchmark, select_benchmarks
-from localjudge.bench.report import summary_table
-from localjudge.bench.run import run_bench
+from localjudge.bench import BENCHMARKS, custom_benchmark, load_benchmark, run_bench, select_benchmarks, summary_table
 from localjudge.cli import shared
 from localjudge.cli.shared import (
     Bars,

@@ -12,7 +12,7 @@ from localjudge.cli.score import add_score_parser
 from localjudge.cli.shared import CliError
 from localjudge.cli.sweep import add_sweep_parser
 from localjudge.cli.view import add_view_parser
-from localjudge.vllm_judge import EngineMissingError
+from localjudge.engines.vllm import EngineMissingError
 
 
 def build_parser() -> argparse.ArgumentParser:

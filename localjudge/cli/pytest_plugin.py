@@ -29,7 +29,7 @@ import pytest
 from localjudge.engines import ENGINES, load_judge
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
-from localjudge.scorer import Scorer
+from localjudge.scoring import Scorer
 
 ENV_MODEL = "LOCALJUDGE_MODEL"
 

@@ -28,10 +28,8 @@ from localjudge.cli.shared import (
     parse_scorers,
     summary_rows,
 )
-from localjudge.evaluate import Evaluation, evaluate, rows_to_runs, to_dataset
+from localjudge.evaluation import Evaluation, ResultStore, evaluate, read_table, rows_to_runs, to_dataset, write_table
 from localjudge.scorers import SCORERS
-from localjudge.store import ResultStore
-from localjudge.tables import read_table, write_table
 
 
 def run_score(args: argparse.Namespace) -> int:

@@ -13,11 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.engines import ENGINES, EngineOptionError, check_engine, load_judge, rank_gpus
-from localjudge.evaluate import Columns, ScorerSummary
+from localjudge.evaluation import Columns, ScorerSummary
 from localjudge.judge import FakeJudge, Judge
-from localjudge.scorer import Scorer, check_scale
-from localjudge.scorers import build_scorer, get_scorer_factory, scorer_options
-from localjudge.scorers.direct import MODES
+from localjudge.scorers import MODES, build_scorer, get_scorer_factory, scorer_options
+from localjudge.scoring import Scorer, check_scale
 
 
 class CliError(Exception):

@@ -34,10 +34,8 @@ from typing import Any
 
 from localjudge.cli.shared import Bars, check_scorers, markdown_table, set_threads, summary_rows
 from localjudge.engines import OPTIONS, check_engine, load_judge
-from localjudge.evaluate import Columns, evaluate
+from localjudge.evaluation import Columns, ResultStore, evaluate, read_table, write_table
 from localjudge.scorers import build_scorer
-from localjudge.store import ResultStore
-from localjudge.tables import read_table, write_table
 
 MODEL_KEYS = {"name", "path", "engine", "threads"} | set().union(*OPTIONS.values())
 CELL_KEYS = {"name", "path", "input_col", "output_col", "context_col", "id_col", "limit", "batch_size", "scorers"}

@@ -12,14 +12,14 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from localjudge.judge import Judge
-from localjudge.scorer import Scorer
 from localjudge.scorers.answer_relevancy import answer_relevancy_scorer
 from localjudge.scorers.answer_similarity import answer_similarity_scorer
 from localjudge.scorers.bias import bias_scorer
+from localjudge.scorers.claims import WORDS_PER_CLAIM
 from localjudge.scorers.context_precision import context_precision_scorer
 from localjudge.scorers.context_recall import context_recall_scorer
 from localjudge.scorers.context_relevance import context_relevance_scorer
-from localjudge.scorers.direct import check_mode
+from localjudge.scorers.direct import MODES, check_mode
 from localjudge.scorers.faithfulness import faithfulness_scorer
 from localjudge.scorers.hallucination import hallucination_scorer
 from localjudge.scorers.multi_turn_judge import multi_turn_judge_scorer
@@ -30,6 +30,7 @@ from localjudge.scorers.summarization import summarization_scorer
 from localjudge.scorers.tool_call_accuracy import tool_call_accuracy_scorer
 from localjudge.scorers.toxicity import toxicity_scorer
 from localjudge.scorers.trajectory_accuracy import trajectory_accuracy_scorer
+from localjudge.scoring import Scorer
 
 SCORERS: dict[str, Callable[..., Scorer]] = {
     "hallucination": hallucination_scorer,
@@ -130,7 +131,8 @@ def build_scorer(name: str, judge: Judge, *, scale: float = 1.0, mode: str = "pi
         raise ValueError(f"scorer {name!r}: {error}") from error
 
 
-__all__ = ["SCORERS", "answer_relevancy_scorer", "answer_similarity_scorer", "bias_scorer", "build_scorer",
+__all__ = ["MODES", "SCORERS", "WORDS_PER_CLAIM", "answer_relevancy_scorer",
+           "answer_similarity_scorer", "bias_scorer", "build_scorer",
            "check_options", "context_precision_scorer", "context_recall_scorer", "context_relevance_scorer",
            "faithfulness_scorer", "get_scorer_factory", "hallucination_scorer", "multi_turn_judge_scorer",
            "noise_sensitivity_scorer", "prompt_alignment_scorer", "register_scorer", "rubric_scorer",

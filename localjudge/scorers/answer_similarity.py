@@ -33,16 +33,27 @@ from typing import Annotated, Any, Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
-from localjudge.copying import normal
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE, block, neutralise
-from localjudge.runs import Sample
-from localjudge.schemas import MAX_ITEMS, ReasonText, Strict, exactly
-from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.samples import Sample
 from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
 from localjudge.scorers.statements import statements_of
 from localjudge.scorers.verdicts import label_choices, reason_step
-from localjudge.steps import JudgeStep, Results, Shortcut
+from localjudge.scoring import (
+    DATA_NOTE,
+    MAX_ITEMS,
+    JudgeStep,
+    ReasonText,
+    Results,
+    Scorer,
+    Shortcut,
+    Strict,
+    block,
+    check_scale,
+    create_scorer,
+    exactly,
+    neutralise,
+    normal,
+)
 
 VERSION = "answer-similarity-v1"
 DIRECT_VERSION = "answer-similarity-direct-v1"

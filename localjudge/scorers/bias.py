@@ -20,14 +20,24 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE, block
-from localjudge.runs import Sample
-from localjudge.schemas import MAX_ITEMS, ReasonText, Strict, exactly
-from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.samples import Sample
 from localjudge.scorers.direct import Question, check_mode, direct_scorer
 from localjudge.scorers.statements import attach_statements, explained_example, numbered_prompt, statements_of
 from localjudge.scorers.verdicts import label_choices, reason_step, verdict_lines
-from localjudge.steps import JudgeStep, Results, Shortcut
+from localjudge.scoring import (
+    DATA_NOTE,
+    MAX_ITEMS,
+    JudgeStep,
+    ReasonText,
+    Results,
+    Scorer,
+    Shortcut,
+    Strict,
+    block,
+    check_scale,
+    create_scorer,
+    exactly,
+)
 
 VERSION = "bias-v1"
 DIRECT_VERSION = "bias-direct-v1"

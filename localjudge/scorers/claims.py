@@ -17,12 +17,24 @@ from typing import Annotated, Any, NamedTuple
 from pydantic import BaseModel, Field, create_model
 
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE, block, numbered
-from localjudge.runs import Sample
-from localjudge.schemas import StatementText, Strict, exactly
-from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.samples import Sample
 from localjudge.scorers.verdicts import mean_label_prob, reason_step, verdict_lines
-from localjudge.steps import ContextArg, JudgeStep, Results, Shortcut, UnscorableError
+from localjudge.scoring import (
+    DATA_NOTE,
+    ContextArg,
+    JudgeStep,
+    Results,
+    Scorer,
+    Shortcut,
+    StatementText,
+    Strict,
+    UnscorableError,
+    block,
+    check_scale,
+    create_scorer,
+    exactly,
+    numbered,
+)
 
 
 class Claims(Strict):

@@ -19,12 +19,22 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE, block
-from localjudge.runs import Sample
-from localjudge.schemas import ReasonText, Strict, exactly
-from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.samples import Sample
 from localjudge.scorers.verdicts import label_choices, reason_step, verdict_lines
-from localjudge.steps import ContextArg, JudgeStep, Results, UnscorableError
+from localjudge.scoring import (
+    DATA_NOTE,
+    ContextArg,
+    JudgeStep,
+    ReasonText,
+    Results,
+    Scorer,
+    Strict,
+    UnscorableError,
+    block,
+    check_scale,
+    create_scorer,
+    exactly,
+)
 
 VERSION = "context-precision-v1"
 MAX_PIECES = 20

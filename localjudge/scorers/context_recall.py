@@ -26,15 +26,27 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field
 
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE, block
-from localjudge.runs import Sample
-from localjudge.schemas import MAX_ITEMS, Reason, ReasonText, Strict, exactly
-from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.samples import Sample
 from localjudge.scorers.claims import attach_claims, claim_check_prompt, claims_of, terse_claim
 from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
 from localjudge.scorers.statements import statements_of
 from localjudge.scorers.verdicts import mean_label_prob, verdict_lines
-from localjudge.steps import ContextArg, JudgeStep, Results, Shortcut
+from localjudge.scoring import (
+    DATA_NOTE,
+    MAX_ITEMS,
+    ContextArg,
+    JudgeStep,
+    Reason,
+    ReasonText,
+    Results,
+    Scorer,
+    Shortcut,
+    Strict,
+    block,
+    check_scale,
+    create_scorer,
+    exactly,
+)
 
 VERSION = "context-recall-v1"
 DIRECT_VERSION = "context-recall-direct-v1"

@@ -31,13 +31,24 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from localjudge.judge import Judge
-from localjudge.messages import is_missing
-from localjudge.prompting import DATA_NOTE, block, neutralise
-from localjudge.runs import InvalidRunError, Sample, context_of
-from localjudge.schemas import ReasonText, Strict
-from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.samples import InvalidRunError, Sample, context_of, is_missing
 from localjudge.scorers.verdicts import label_choices, reason_step
-from localjudge.steps import ContextArg, JudgeStep, Results, Shortcut, UnscorableError, call_get_context
+from localjudge.scoring import (
+    DATA_NOTE,
+    ContextArg,
+    JudgeStep,
+    ReasonText,
+    Results,
+    Scorer,
+    Shortcut,
+    Strict,
+    UnscorableError,
+    block,
+    call_get_context,
+    check_scale,
+    create_scorer,
+    neutralise,
+)
 
 VERSION = "context-relevance-v1"
 MAX_PIECES = 20

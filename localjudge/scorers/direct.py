@@ -16,12 +16,21 @@ from collections.abc import Callable, Mapping
 from typing import Any, Literal, NamedTuple
 
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE, block
-from localjudge.runs import Sample
-from localjudge.schemas import ReasonText, Strict
-from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.samples import Sample
 from localjudge.scorers.verdicts import mean_label_prob
-from localjudge.steps import ContextArg, JudgeStep, Results, Shortcut
+from localjudge.scoring import (
+    DATA_NOTE,
+    ContextArg,
+    JudgeStep,
+    ReasonText,
+    Results,
+    Scorer,
+    Shortcut,
+    Strict,
+    block,
+    check_scale,
+    create_scorer,
+)
 
 Mode = Literal["pipeline", "direct"]
 MODES: tuple[Mode, ...] = ("pipeline", "direct")

@@ -16,13 +16,10 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE
-from localjudge.runs import tool_result_context
-from localjudge.schemas import ReasonText, Strict
-from localjudge.scorer import Scorer
+from localjudge.samples import tool_result_context
 from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.scorers.direct import Question, check_mode, direct_scorer
-from localjudge.steps import ContextArg
+from localjudge.scoring import DATA_NOTE, ContextArg, ReasonText, Scorer, Strict
 
 VERSION = "faithfulness-v5"
 DIRECT_VERSION = "faithfulness-direct-v1"

@@ -22,12 +22,21 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE, block
-from localjudge.runs import Sample, Turn
-from localjudge.schemas import ReasonText, Strict
-from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.samples import Sample, Turn
 from localjudge.scorers.verdicts import mean_label_prob
-from localjudge.steps import JudgeStep, Results, Shortcut, UnscorableError
+from localjudge.scoring import (
+    DATA_NOTE,
+    JudgeStep,
+    ReasonText,
+    Results,
+    Scorer,
+    Shortcut,
+    Strict,
+    UnscorableError,
+    block,
+    check_scale,
+    create_scorer,
+)
 
 VERSION = "multi-turn-judge-v1"
 MAX_TURNS = 40  # turns shown to the judge, at most (by default)

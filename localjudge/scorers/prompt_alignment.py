@@ -27,13 +27,22 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import Field
 
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE, block, neutralise
-from localjudge.runs import Sample
-from localjudge.schemas import Strict
-from localjudge.scorer import Scorer, check_scale, create_scorer, round_half_up
+from localjudge.samples import Sample
 from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
 from localjudge.scorers.verdicts import label_choices, reason_step
-from localjudge.steps import JudgeStep, Results, UnscorableError
+from localjudge.scoring import (
+    DATA_NOTE,
+    JudgeStep,
+    Results,
+    Scorer,
+    Strict,
+    UnscorableError,
+    block,
+    check_scale,
+    create_scorer,
+    neutralise,
+    round_half_up,
+)
 
 VERSION = "prompt-alignment-v2"
 DIRECT_VERSION = "prompt-alignment-direct-v1"

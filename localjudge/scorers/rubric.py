@@ -20,12 +20,21 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import BaseModel, Field
 
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE, block
-from localjudge.runs import Sample
-from localjudge.schemas import ReasonText, Strict, exactly
-from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.samples import Sample
 from localjudge.scorers.verdicts import label_choices
-from localjudge.steps import JudgeStep, Results, Shortcut
+from localjudge.scoring import (
+    DATA_NOTE,
+    JudgeStep,
+    ReasonText,
+    Results,
+    Scorer,
+    Shortcut,
+    Strict,
+    block,
+    check_scale,
+    create_scorer,
+    exactly,
+)
 
 VERSION = "rubric-v1"
 MAX_CRITERIA = 20

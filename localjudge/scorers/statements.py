@@ -10,10 +10,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from localjudge.prompting import block
-from localjudge.runs import Sample
-from localjudge.schemas import MAX_ITEMS
-from localjudge.steps import Results
+from localjudge.samples import Sample
+from localjudge.scoring import MAX_ITEMS, Results, block
 
 _SENTENCE_END = re.compile(  # after . ! ? (and a closing quote), not before a lowercase word: "e.g. this"
     r"(?:(?<=[.!?])|(?<=[.!?][\"'\u201d\u2019)]))\s+(?=[^\sa-z])|\s*\n\s*")  # not before a lowercase word: "e.g. this"

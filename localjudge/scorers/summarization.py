@@ -31,14 +31,26 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE, block, neutralise, numbered
-from localjudge.runs import Sample
-from localjudge.schemas import MAX_ITEMS, ReasonText, Strict, exactly
-from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.samples import Sample
 from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
 from localjudge.scorers.statements import statements_of
 from localjudge.scorers.verdicts import mean_label_prob, reason_step
-from localjudge.steps import JudgeStep, Results, Shortcut
+from localjudge.scoring import (
+    DATA_NOTE,
+    MAX_ITEMS,
+    JudgeStep,
+    ReasonText,
+    Results,
+    Scorer,
+    Shortcut,
+    Strict,
+    block,
+    check_scale,
+    create_scorer,
+    exactly,
+    neutralise,
+    numbered,
+)
 
 VERSION = "summarization-v2"
 DIRECT_VERSION = "summarization-direct-v1"

@@ -2,7 +2,7 @@
 share of its tool calls that were appropriate.
 
 Inputs: `input` (the request: required, as Mastra throws without one), the run's tool calls
-(`tool_calls`, or the tool invocations in the output's messages; see `localjudge.tool_calls`)
+(`tool_calls`, or the tool invocations in the output's messages; see `localjudge.samples.tool_calls`)
 and `output` (the agent's final text, shown). Option `available_tools`: the tools the agent
 could call (names, or ``{"name" or "id", "description"}``, Mastra's `availableTools`), shown
 to the judge and the only names it may give as missing.
@@ -27,13 +27,22 @@ from typing import Annotated, Any, Literal, NamedTuple
 from pydantic import BaseModel, Field, create_model
 
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE, block, neutralise
-from localjudge.runs import Sample, ToolCall
-from localjudge.schemas import ReasonText, Strict
-from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.samples import Sample, ToolCall
 from localjudge.scorers.direct import DirectVerdict, check_mode, verdict_prob_score, verdict_reason, verdict_score
 from localjudge.scorers.verdicts import label_choices, reason_step, verdict_lines
-from localjudge.steps import JudgeStep, Results, UnscorableError
+from localjudge.scoring import (
+    DATA_NOTE,
+    JudgeStep,
+    ReasonText,
+    Results,
+    Scorer,
+    Strict,
+    UnscorableError,
+    block,
+    check_scale,
+    create_scorer,
+    neutralise,
+)
 
 VERSION = "tool-call-accuracy-v1"
 DIRECT_VERSION = "tool-call-accuracy-direct-v1"

@@ -27,13 +27,23 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, Field, create_model
 
 from localjudge.judge import Judge
-from localjudge.prompting import DATA_NOTE, block, neutralise
-from localjudge.runs import Sample, ToolCall, trajectory_of
-from localjudge.schemas import ReasonText, Strict
-from localjudge.scorer import Scorer, check_scale, create_scorer
+from localjudge.samples import Sample, ToolCall, trajectory_of
 from localjudge.scorers.tool_call_accuracy import call_line
 from localjudge.scorers.verdicts import label_choices, reason_step
-from localjudge.steps import JudgeStep, Results, Shortcut, UnscorableError
+from localjudge.scoring import (
+    DATA_NOTE,
+    JudgeStep,
+    ReasonText,
+    Results,
+    Scorer,
+    Shortcut,
+    Strict,
+    UnscorableError,
+    block,
+    check_scale,
+    create_scorer,
+    neutralise,
+)
 
 VERSION = "trajectory-accuracy-v1"
 MAX_STEPS = 20  # steps taken, judged per run

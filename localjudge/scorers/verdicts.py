@@ -6,10 +6,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from localjudge.prompting import DATA_NOTE, block, neutralise
-from localjudge.runs import Sample
-from localjudge.schemas import Reason
-from localjudge.steps import JudgeStep, Results
+from localjudge.samples import Sample
+from localjudge.scoring import DATA_NOTE, JudgeStep, Reason, Results, block, neutralise
 
 REASON_SYSTEM = f"""You explain an evaluation score in one to three plain sentences.
 Use the score given (do not recompute it) and the verdicts. Say which parts of the output the

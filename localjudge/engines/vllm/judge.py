@@ -4,7 +4,7 @@ A call's rows go to vLLM in one `LLM.generate` call and vLLM schedules them: con
 batching, automatic prefix caching (the shared instructions and worked examples are computed
 once), tensor and pipeline parallelism, multi-node through Ray. What is localjudge's own:
 
-- **The prompt.** Rendered by localjudge's chat-template rules (`localjudge.chat_template`) and
+- **The prompt.** Rendered by localjudge's chat-template rules (`localjudge.engines.chat_template`) and
   passed as token ids, so this engine and `TransformersJudge` judge exactly the same tokens.
 - **The grammar.** Each row's schema goes to vLLM's "guidance" structured-output backend
   (llguidance, the grammar engine of the transformers engine) as the same spec
@@ -12,9 +12,9 @@ once), tensor and pipeline parallelism, multi-node through Ray. What is localjud
 - **Label probabilities** (`prob_score`) from vLLM's logprobs: vLLM applies the grammar's mask
   before it computes them, so at a label choice the top tokens are the allowed ones and
   `grammar.label_mass` reads them as the transformers engine reads its masked softmax.
-- **The repetition guard** runs inside vLLM as a logits processor (`localjudge.vllm_guard`).
+- **The repetition guard** runs inside vLLM as a logits processor (`localjudge.engines.vllm.guard`).
 - **Too-long rows** are unscored before anything runs; cut-off answers are reported as such
-  (`finished=False`) and the engine (`localjudge.scorer`) retries them like any backend's.
+  (`finished=False`) and the engine (`localjudge.scoring.scorer`) retries them like any backend's.
 
 Greedy and seeded. On CPU, vLLM computes in the checkpoint's dtype (bf16 for the models
 `scripts/` saves), the transformers engine in float32: most answers agree, not all (the README
@@ -32,8 +32,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from localjudge import chat_template
-from localjudge.grammar import (
+from localjudge.engines import chat_template
+from localjudge.engines.grammar import (
     CONTEXT_TOKENS,
     TAIL_CHARS,
     grammar_spec,
@@ -44,13 +44,13 @@ from localjudge.grammar import (
     piece_after,
     triggers,
 )
+from localjudge.engines.model_files import ModelPathError, check_model_dir
 from localjudge.judge import ChatPrompt, Generation, too_long
-from localjudge.model_files import ModelPathError, check_model_dir
 from localjudge.repetition import MAX_REPEAT_WORDS
 
 log = logging.getLogger(__name__)
 
-GUARD = "localjudge.vllm_guard:RepeatGuard"  # the repetition guard, as vLLM loads logits processors
+GUARD = "localjudge.engines.vllm.guard:RepeatGuard"  # the repetition guard, as vLLM loads logits processors
 GUARD_ARG = "localjudge_repeat_guard"  # the per-request switch it reads (SamplingParams.extra_args)
 LOGPROBS = 20  # top logprobs per position: vLLM's default cap; a label choice allows fewer tokens
 CPU_KV_CACHE_BYTES = 4 << 30  # on CPU, vLLM reserves the KV cache up front: 4 GiB unless told
@@ -71,7 +71,7 @@ class VLLMJudge:
 
     Args:
         llm: The engine. Built elsewhere, it runs as it was configured; the repetition guard is
-            on when it was built with ``logits_processors=[localjudge.vllm_judge.GUARD]``.
+            on when it was built with ``logits_processors=[localjudge.engines.vllm.judge.GUARD]``.
         identity: Names the weights in result keys (`load` uses the folder name and a hash of
             the weight files). The dtype, "greedy", the guard and the vLLM version are appended.
         max_context: The longest prompt plus answer to run, in tokens; a longer row is recorded
@@ -143,7 +143,7 @@ class VLLMJudge:
             kv_cache_memory_bytes: KV cache size, instead of a fraction. On CPU, where vLLM's
                 fraction is of the machine's memory, the default is 4 GiB.
             repeat_guard: Build the engine with localjudge's repetition guard (see
-                `localjudge.vllm_guard`).
+                `localjudge.engines.vllm.guard`).
             enforce_eager: Skip torch.compile and CUDA graphs (starts faster, runs slower). Forced
                 on when ``TORCHDYNAMO_DISABLE=1`` is set (torch.compile cannot run then).
             distributed_executor_backend: ``"mp"`` (one node) or ``"ray"`` (several nodes).

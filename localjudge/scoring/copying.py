@@ -15,7 +15,7 @@ import re
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from localjudge.runs import Sample
+from localjudge.samples import Sample
 
 MIN_WORDS = 5  # shorter strings (labels, "Insult.", "Criticism of an idea.") are too common to call copies
 _EDGE = re.compile(r"^[\W_]+|[\W_]+$")

@@ -15,15 +15,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
 from localjudge.judge import ChatPrompt, Generation
-
-if TYPE_CHECKING:
-    from localjudge.scorer import Scorer
+from localjudge.scoring import step_runner
+from localjudge.scoring.recipe import Recipe
 
 # Text of every kind a prompt treats specially: markers, a special-token shape, several lines.
 PROBE_RUN = {
@@ -96,11 +94,6 @@ class ProbeJudge:
         return answers
 
 
-def _probed(step: Any) -> Any:
-    """A judge step without its own judge (so the probe judge answers it); others as they are."""
-    return replace(step, judge=None) if getattr(step, "judge", None) is not None else step
-
-
 # The words of PROBE_RUN that mark each field wherever a prompt shows it.
 FIELD_MARKERS = {"input": "Probe question", "output": "Probe answer", "context": "Probe context",
                  "ground_truth": "Probe truth", "system": "Probe system", "conversation": "Probe earlier",
@@ -108,15 +101,12 @@ FIELD_MARKERS = {"input": "Probe question", "output": "Probe answer", "context":
                  "baseline_response": "Probe baseline"}
 
 
-def probe(scorer: Scorer) -> tuple[list[Any], Any]:
+def probe(scorer: Recipe) -> tuple[list[Any], Any]:
     """The scorer run on PROBE_RUNS against `ProbeJudge`: what it sent the judge, and the results
     (or the failure, as text: user-written steps may fail, and that is still a fact)."""
     judge = ProbeJudge()
-    steps = {f"{name}_step": _probed(getattr(scorer, f"{name}_step"))  # a step's own judge is probed too
-             for name in ("preprocess", "analyze", "reason")}
-    probe = replace(scorer, judge=judge, context=None, get_context=None, **steps)
     try:
-        outcome: Any = [result.to_dict() for result in probe.run_batch(PROBE_RUNS)]
+        outcome: Any = [result.to_dict() for result in step_runner.run_batch(scorer.probed(judge), PROBE_RUNS, "raise")]
     except Exception as error:  # noqa: BLE001 - user-written steps: the failure is still a fact
         outcome = f"probe failed: {type(error).__name__}: {error}"
     return judge.record, outcome

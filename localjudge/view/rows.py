@@ -28,8 +28,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from localjudge.tables import decode_cell, read_table
-from localjudge.view_page import PAGE_CSS, PAGE_JS
+from localjudge.evaluation import decode_cell, read_table
+from localjudge.view.page import PAGE_CSS, PAGE_JS
 
 logger = logging.getLogger(__name__)
 

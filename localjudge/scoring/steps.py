@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Union, cast
 
 from pydantic import BaseModel
 
-from localjudge.runs import Sample
+from localjudge.samples import Sample
 
 if TYPE_CHECKING:
     from localjudge.judge import Judge
@@ -43,7 +43,7 @@ class JudgeStep:
     Attributes:
         instructions: The system message (empty: the scorer's own `instructions`).
         prompt: Builds the user message from the run and the results so far. Put untrusted
-            text in `localjudge.prompting.block(...)`, so it cannot pass for instructions.
+            text in `localjudge.scoring.prompting.block(...)`, so it cannot pass for instructions.
         schema: The answer's pydantic model, or a function of (run, results) choosing it per
             item (exactly N verdicts for N claims). Bound every string and list.
         examples: Worked examples as earlier chat turns: (user message, assistant JSON).

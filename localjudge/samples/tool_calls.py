@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localjudge.messages import InvalidRunError, clean_text, is_missing, messages_of
+from localjudge.samples.messages import InvalidRunError, clean_text, is_missing, messages_of
 
 CALL_STATES = ("call", "result", "output-error")  # Mastra's states of an invocation that was made
 

@@ -6,7 +6,7 @@ runs through `submit`. Each call is sampled per scorer (a seeded ratio, or every
 and scored by one background worker that batches what has queued (up to `max_batch` runs, or
 whatever arrived within `max_wait` seconds of the first) and makes one judge call per scorer
 step per batch, as every other path does. Results go to a store (SQLite by default, JSONL by
-suffix: `localjudge.live_store`) and to an optional callback. Sampling is `localjudge.live_sampling`.
+suffix: `localjudge.live.store`) and to an optional callback. Sampling is `localjudge.live.sampling`.
 
 The wrapped function is never blocked or broken by scoring: sampling and queueing cost
 microseconds, the queue is bounded and what overflows it is counted (`stats.dropped`) and
@@ -30,11 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localjudge.evaluate import score_runs
-from localjudge.live_sampling import Sampler
-from localjudge.live_store import JsonlResults, ResultSink, SqliteResults, open_sink, read_results, record_of
+from localjudge.evaluation import score_runs
+from localjudge.live.sampling import Sampler
+from localjudge.live.store import JsonlResults, ResultSink, SqliteResults, open_sink, read_results, record_of
 from localjudge.result import ScoreResult
-from localjudge.scorer import Scorer
+from localjudge.scoring import Scorer
 
 log = logging.getLogger(__name__)
 

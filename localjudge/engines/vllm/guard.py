@@ -1,6 +1,6 @@
 """The repetition guard inside vLLM: a logits processor that closes a looping JSON string.
 
-The transformers engine's guard (`localjudge.processor`, `localjudge.repetition`): when the
+The transformers engine's guard (`localjudge.engines.transformers.row_grammars`, `localjudge.repetition`): when the
 string being written ends with a repeated run of words, only tokens that close the string
 (those starting with a quote) stay allowed, and the grammar decides what follows. Here the same
 rule runs as a vLLM (V1) batch-level logits processor. vLLM applies the grammar's mask to the
@@ -20,9 +20,9 @@ import torch
 from vllm.v1.sample.logits_processor import BatchUpdate, LogitsProcessor
 from vllm.v1.sample.logits_processor.interface import MoveDirectionality
 
-from localjudge.grammar import CONTEXT_TOKENS, closer_ids, piece_after
+from localjudge.engines.grammar import CONTEXT_TOKENS, closer_ids, piece_after
+from localjudge.engines.vllm.judge import GUARD_ARG
 from localjudge.repetition import StringTracker
-from localjudge.vllm_judge import GUARD_ARG
 
 
 class _Row:

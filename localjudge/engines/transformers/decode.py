@@ -21,7 +21,7 @@ token, even those the grammar already knows. This loop drives the model's forwar
 Drafting is used where holes in the cache are exact: plain attention, and for sliding-window
 layers only while the whole cache stays inside the window (`draft_fits`).
 
-The cache of full-attention layers is written into a preallocated buffer (`localjudge.kv_cache`)
+The cache of full-attention layers is written into a preallocated buffer (`localjudge.engines.transformers.kv_cache`)
 instead of growing by concatenation at every pass, which copies the whole cache each time.
 
 **Wide passes are bounded.** A pass is as wide as its widest row window, and every row pays
@@ -39,8 +39,8 @@ from typing import Any
 
 import torch
 
-from localjudge.kv_cache import Batch, preallocate
-from localjudge.processor import RowGrammars
+from localjudge.engines.transformers.kv_cache import Batch, preallocate
+from localjudge.engines.transformers.row_grammars import RowGrammars
 
 MAX_DRAFT = 16  # forced tokens drafted per row per step
 

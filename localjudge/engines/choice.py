@@ -48,10 +48,10 @@ def load_judge(model_path: str | Path, *, engine: str = "transformers", **option
     `VLLMJudge.load`, with `options` as their keywords; None means the engine's default)."""
     given = check_engine(engine, options)
     if engine == "vllm":
-        from localjudge.vllm_judge import VLLMJudge
+        from localjudge.engines.vllm import VLLMJudge
 
         return VLLMJudge.load(model_path, **given)
-    from localjudge.transformers_judge import TransformersJudge
+    from localjudge.engines.transformers import TransformersJudge
 
     return TransformersJudge.load(model_path, **given)
 

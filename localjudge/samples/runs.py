@@ -3,7 +3,7 @@
 A run is a mapping with `output` and optional fields, each under its own name or Mastra's:
 
 - `input` and `output`: a string or chat messages in any shape Mastra's judges accept (see
-  `localjudge.messages`): the input is the first user message's text, the output the last
+  `localjudge.samples.messages`): the input is the first user message's text, the output the last
   assistant message that has text (an output whose assistant messages hold none is empty);
 - `context`: a string or a list of strings (retrieved passages);
 - `run_id` / `runId` (a run without one gets an id derived from its texts, the same every run);
@@ -11,7 +11,7 @@ A run is a mapping with `output` and optional fields, each under its own name or
 - `system`: the system prompt the answering model had (else the input's system messages, or
   Mastra's agent input `systemMessages`);
 - `tool_calls` / `toolCalls`: the tools called (else those in the output messages: see
-  `localjudge.tool_calls`);
+  `localjudge.samples.tool_calls`);
 - `expected_trajectory` / `expectedTrajectory`: the steps expected (names, or Mastra's
   `{name, stepType, data}` steps, or `{steps: [...]}`);
 - `baseline_response` / `baselineResponse`: the response to the clean query (noise sensitivity);
@@ -29,8 +29,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localjudge.messages import InvalidRunError, clean_text, is_missing, message_text, messages_of, text_of
-from localjudge.tool_calls import ToolCall, as_text, extract_tool_results, tool_calls_of, tool_result_context
+from localjudge.samples.messages import InvalidRunError, clean_text, is_missing, message_text, messages_of, text_of
+from localjudge.samples.tool_calls import ToolCall, as_text, extract_tool_results, tool_calls_of, tool_result_context
 
 Turn = tuple[str, str]  # (role, text) of one message of a conversation
 

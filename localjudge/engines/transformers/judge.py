@@ -19,17 +19,22 @@ from typing import TYPE_CHECKING, Any
 import torch
 from pydantic import BaseModel
 
-from localjudge import chat_template
-from localjudge.grammar import closer_ids, grammar_spec, literal_fields
+from localjudge.engines import chat_template
+from localjudge.engines.grammar import closer_ids, grammar_spec, literal_fields
+from localjudge.engines.model_files import check_model_dir
+from localjudge.engines.transformers.model_config import (
+    attention_windows,
+    context_window,
+    load_dtype,
+    out_of_memory_error,
+)
+from localjudge.engines.transformers.prefix_cache import PrefixCache, shared_prefix
+from localjudge.engines.transformers.row_grammars import RowGrammarProcessor, RowGrammars
 from localjudge.judge import ChatPrompt, Generation, JudgeOutOfMemory, too_long
-from localjudge.model_config import attention_windows, context_window, load_dtype, out_of_memory_error
-from localjudge.model_files import check_model_dir
-from localjudge.prefix_cache import PrefixCache, shared_prefix
-from localjudge.processor import RowGrammarProcessor, RowGrammars
 from localjudge.repetition import MAX_REPEAT_WORDS
 
 if TYPE_CHECKING:  # the decode loop imports transformers: only once a model is loaded
-    from localjudge.decode import DecodeStats
+    from localjudge.engines.transformers.decode import DecodeStats
 
 
 
@@ -58,9 +63,9 @@ class TransformersJudge:
             unscored. Default: the length the model declares; required when it declares none.
         repeat_guard: Close a free-text field (a reason, a claim) that starts repeating a run
             of words, instead of letting it loop to the token budget (see
-            `localjudge.processor.repeats`). Part of the identity: results with and without it
+            `localjudge.engines.transformers.row_grammars.repeats`). Part of the identity: results with and without it
             are kept apart.
-        decoder: ``"loop"`` (default): localjudge's own greedy loop (`localjudge.decode`):
+        decoder: ``"loop"`` (default): localjudge's own greedy loop (`localjudge.engines.transformers.decode`):
             finished rows leave the batch, grammar-forced tokens are checked in one forward
             pass; the tokens are `model.generate`'s. ``"generate"``: `model.generate` with a
             logits processor, the fallback (``+generate`` in the identity: the same tokens,
@@ -109,7 +114,7 @@ class TransformersJudge:
         if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1):
             raise ValueError(f"max_rows must be a positive number of rows, got {max_rows!r}")
         self.max_rows = max_rows
-        from localjudge.decode import DecodeStats, refills
+        from localjudge.engines.transformers.decode import DecodeStats, refills
 
         self._refills = self.decoder == "loop" and refills(self._layer_windows)
 
@@ -285,7 +290,7 @@ class TransformersJudge:
         grammars = RowGrammars(self._llg_tokenizer, [g for g, _ in compiled], [f for _, f in compiled],
                                self.tokenizer, closers)
         if self.decoder == "loop":
-            from localjudge.decode import greedy_decode
+            from localjudge.engines.transformers.decode import greedy_decode
 
             def inputs_of(group: list[int]) -> dict[str, Any]:
                 return self.batch_inputs(prefix, [suffixes[i] for i in group])

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.result import ERROR_KINDS, ScoreResult
-from localjudge.runs import Sample
+from localjudge.samples import Sample
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from localjudge import chat_template
+from localjudge.engines import chat_template
 from localjudge.judge import ChatPrompt
 
 MIN_PREFIX = 16  # tokens: less is not worth a cache entry

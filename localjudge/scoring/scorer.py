@@ -1,10 +1,10 @@
 """A scorer: the steps it declares, its score and its reason, and the builder that makes one.
 
 A scorer is Mastra's pipeline: optional `preprocess` and `analyze` steps, `generate_score`, and
-an optional `generate_reason`, each a `JudgeStep` or a plain function (see `localjudge.steps`).
+an optional `generate_reason`, each a `JudgeStep` or a plain function (see `localjudge.scoring.steps`).
 Build one with `create_scorer(...).preprocess(...).analyze(...).generate_score(...)`; the
 built-in scorers are written that way. A `Scorer` is a frozen value: it declares, and the step
-engine (`localjudge.step_engine`) runs it a batch at a time, one judge call per judge step.
+engine (`localjudge.scoring.step_runner`) runs it a batch at a time, one judge call per judge step.
 """
 
 from __future__ import annotations
@@ -15,13 +15,13 @@ from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import Any, Literal
 
-from localjudge import step_engine
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
-from localjudge.runs import InvalidRunError, Sample, context_of, to_sample
-from localjudge.step_engine import round_half_up
-from localjudge.steps import ContextArg, JudgeStep, Results, Shortcut, Step, UnscorableError, call_get_context
-from localjudge.versioning import probe, prompt_hash, shown_fields
+from localjudge.samples import InvalidRunError, Sample, context_of, to_sample
+from localjudge.scoring import step_runner
+from localjudge.scoring.step_runner import round_half_up
+from localjudge.scoring.steps import ContextArg, JudgeStep, Results, Shortcut, Step, UnscorableError, call_get_context
+from localjudge.scoring.versioning import probe, prompt_hash, shown_fields
 
 
 def check_scale(scale: float) -> float:
@@ -46,6 +46,11 @@ REQUIRED_HINTS = {  # what a run lacks, in the words of its fields
 
 def _no_shortcut(run: Sample, results: Results) -> Shortcut | None:
     return None
+
+
+def _without_judge(step: Step | None) -> Step | None:
+    """A judge step without its own judge (so the scorer's judge answers it); others as they are."""
+    return replace(step, judge=None) if isinstance(step, JudgeStep) and step.judge is not None else step
 
 
 @dataclass(frozen=True)
@@ -134,13 +139,13 @@ class Scorer:
 
     @cached_property
     def prompt_hash(self) -> str:
-        """Hash of what this scorer sends its judge and scores (see `localjudge.versioning`)."""
+        """Hash of what this scorer sends its judge and scores (see `localjudge.scoring.versioning`)."""
         return prompt_hash(self._probe)
 
     @cached_property
     def shown_fields(self) -> frozenset[str]:
         """The run fields (of input, output, context) its prompts show the judge, read off the
-        probe run (see `localjudge.versioning`), so it cannot go stale."""
+        probe run (see `localjudge.scoring.versioning`), so it cannot go stale."""
         return shown_fields(self._probe)
 
     @cached_property
@@ -161,6 +166,13 @@ class Scorer:
     def with_judge(self, judge: Judge) -> Scorer:
         """The same scorer on another judge."""
         return replace(self, judge=judge)
+
+    def probed(self, judge: Judge) -> Scorer:
+        """The same scorer with `judge` answering every judge step (a step's own judge too) and
+        no context hooks: what `versioning.probe` runs."""
+        return replace(self, judge=judge, context=None, get_context=None,
+                       preprocess_step=_without_judge(self.preprocess_step),
+                       analyze_step=_without_judge(self.analyze_step), reason_step=_without_judge(self.reason_step))
 
     def run(self, run: Mapping[str, Any]) -> ScoreResult:
         """Score one run (`input`, `output`, optional `context`, `run_id`)."""
@@ -201,12 +213,7 @@ class Scorer:
         Returns:
             One result per run, in input order.
         """
-        if self.score_step is None:
-            raise ValueError(f"scorer {self.name!r} has no generate_score step")
-        missing = [s for s in self._steps() if isinstance(s, JudgeStep) and s.judge is None and self.judge is None]
-        if missing:
-            raise ValueError(f"scorer {self.name!r} has judge steps but no judge: create_scorer(..., judge=...)")
-        return step_engine.run_batch(self, runs, on_invalid)
+        return step_runner.run_batch(self, runs, on_invalid)
 
 
 def create_scorer(
@@ -230,7 +237,7 @@ def create_scorer(
 ) -> Scorer:
     """Start a scorer, Mastra's way: ``create_scorer(...).preprocess(...).analyze(...)
     .generate_score(...).generate_reason(...)``; each step a function of (run, results) or a
-    `JudgeStep` (see `localjudge.steps`). Only `generate_score` is required.
+    `JudgeStep` (see `localjudge.scoring.steps`). Only `generate_score` is required.
 
     Args:
         name: Registry name and column prefix (``<name>_score``...).

@@ -3,7 +3,7 @@
 Outlines' processors constrain every row of a batch to one grammar. Scorers need one schema per
 item (exactly N verdicts for N claims), so `RowGrammars` keeps one llguidance matcher per row,
 each built from that row's compiled grammar, computes the rows' token masks in one parallel
-call, and offers the tokens a row's grammar forces next (drafts for `localjudge.decode`).
+call, and offers the tokens a row's grammar forces next (drafts for `localjudge.engines.transformers.decode`).
 `RowGrammarProcessor` wraps it as a logits processor for `model.generate`.
 
 It also reads, at each point where the grammar lets the judge choose a Literal label (a
@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from outlines.processors.base_logits_processor import OutlinesLogitsProcessor
 
-from localjudge.grammar import (
+from localjudge.engines.grammar import (
     CONTEXT_TOKENS,
     TAIL_CHARS,
     label_deferred,
@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 
 class RowGrammars:
     """Per-row grammar state of one batched call, shared by the two decoders (`model.generate`
-    through `RowGrammarProcessor`, and `localjudge.decode`).
+    through `RowGrammarProcessor`, and `localjudge.engines.transformers.decode`).
 
     Row `i` is constrained to `grammars[i]`; at every choice between Literal labels the label
     probabilities are recorded; the repetition guard closes a looping string.

@@ -1,6 +1,6 @@
 """What the judge said, made into data: a validated answer, or a `Failure` saying why not.
 
-Parsing and validation happen here and only here: the step engine (`localjudge.step_engine`)
+Parsing and validation happen here and only here: the step engine (`localjudge.scoring.step_runner`)
 turns each raw `Generation` into the schema's plain data with `parse_answer`, a step's
 exception into a `Failure` with `failure_of`, and a reason step's result into text with
 `reason_text`.
@@ -16,7 +16,7 @@ from pydantic import BaseModel, ValidationError
 from localjudge.judge import Generation
 from localjudge.repetition import drop_repeats
 from localjudge.result import ErrorKind
-from localjudge.steps import UnscorableError
+from localjudge.scoring.steps import UnscorableError
 
 
 class Failure(NamedTuple):

@@ -1,9 +1,9 @@
-"""The step engine: one scorer over a batch of runs, one judge call per judge step.
+"""The step runner: one scorer over a batch of runs, one judge call per judge step.
 
-`Scorer.run_batch` calls `run_batch` here. For a batch the engine renders a judge step's
+`Scorer.run_batch` calls `run_batch` here (it reads the scorer as a `Recipe`). For a batch it renders a judge step's
 prompt for every item still in play, makes exactly one judge call for the step (plus one retry
 call for the items whose JSON was cut off), validates each answer against its schema
-(`localjudge.answers`), and goes on to the next step. A function step runs per item. An item
+(`localjudge.scoring.answers`), and goes on to the next step. A function step runs per item. An item
 whose answer is still bad, or whose step raised, is recorded as unscored with the error (and
 raw text); the rest of the batch goes on. Then the score (a pure function of the step results)
 and the reason, again one judge call for the batch.
@@ -15,20 +15,18 @@ import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from decimal import ROUND_HALF_UP, Decimal
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from localjudge.answers import Failure, failure_of, parse_answer, reason_text
-from localjudge.copying import copied_text
 from localjudge.judge import ChatPrompt, Generation
 from localjudge.result import ScoreResult
-from localjudge.runs import InvalidRunError, Sample, run_id_of
-from localjudge.schemas import token_budget
-from localjudge.steps import JudgeStep, Results, Step, StepFunction
-
-if TYPE_CHECKING:
-    from localjudge.scorer import Scorer
+from localjudge.samples import InvalidRunError, Sample, run_id_of
+from localjudge.scoring.answers import Failure, failure_of, parse_answer, reason_text
+from localjudge.scoring.copying import copied_text
+from localjudge.scoring.recipe import Recipe
+from localjudge.scoring.schemas import token_budget
+from localjudge.scoring.steps import JudgeStep, Results, Step, StepFunction
 
 log = logging.getLogger(__name__)
 
@@ -58,12 +56,16 @@ Answer = tuple[_Item, "dict[str, Any] | Failure", Generation]  # an item, its pa
 
 
 def run_batch(
-    scorer: Scorer,
+    scorer: Recipe,
     runs: Sequence[Mapping[str, Any] | Sample],
     on_invalid: Literal["raise", "record"],
 ) -> list[ScoreResult]:
-    """`scorer` on `runs`: one result per run, in input order (see `Scorer.run_batch`, which has
-    checked that the scorer is complete)."""
+    """`scorer` on `runs`: one result per run, in input order (see `Scorer.run_batch`)."""
+    if scorer.score_step is None:
+        raise ValueError(f"scorer {scorer.name!r} has no generate_score step")
+    steps = [s for s in (scorer.preprocess_step, scorer.analyze_step, scorer.reason_step) if s is not None]
+    if any(isinstance(s, JudgeStep) and s.judge is None for s in steps) and scorer.judge is None:
+        raise ValueError(f"scorer {scorer.name!r} has judge steps but no judge: create_scorer(..., judge=...)")
     items: list[_Item] = []
     for index, run in enumerate(runs):
         try:
@@ -87,7 +89,7 @@ def run_batch(
     return [item.result for item in items]  # type: ignore[misc]
 
 
-def _shortcuts(scorer: Scorer, items: list[_Item]) -> None:
+def _shortcuts(scorer: Recipe, items: list[_Item]) -> None:
     for item in items:
         if item.result is None and (decided := scorer.shortcut(item.sample, item.results)):
             fraction, reason = decided  # decided by rule: certain, so prob_score = score
@@ -97,7 +99,7 @@ def _shortcuts(scorer: Scorer, items: list[_Item]) -> None:
             )
 
 
-def _run_step(scorer: Scorer, name: str, step: Step, items: list[_Item]) -> None:
+def _run_step(scorer: Recipe, name: str, step: Step, items: list[_Item]) -> None:
     """One step for `items`: one judge call (plus retry) or the function per item."""
     if not isinstance(step, JudgeStep):
         for item in items:
@@ -125,7 +127,7 @@ def _run_step(scorer: Scorer, name: str, step: Step, items: list[_Item]) -> None
             item.result = _unscored(scorer, item, failure_of(error), out.text, f"{name} step")
 
 
-def _by_rule(scorer: Scorer, name: str, rule: StepFunction, items: list[_Item]) -> list[_Item]:
+def _by_rule(scorer: Recipe, name: str, rule: StepFunction, items: list[_Item]) -> list[_Item]:
     """Give the items the step's rule decides their result; return the rest (for the judge)."""
     rest = []
     for item in items:
@@ -141,7 +143,7 @@ def _by_rule(scorer: Scorer, name: str, rule: StepFunction, items: list[_Item]) 
     return rest
 
 
-def _ask(scorer: Scorer, name: str, step: JudgeStep,
+def _ask(scorer: Recipe, name: str, step: JudgeStep,
          items: list[_Item]) -> tuple[list[Answer], list[tuple[_Item, Failure]]]:
     """Render, one judge call for all items (one retry call for cut-off answers), parse.
     Returns the answers (parsed data, or a `Failure`) and the items whose prompt or schema
@@ -188,7 +190,7 @@ def chat(system: str, user: str, examples: Sequence[tuple[str, str]] = ()) -> Ch
     return messages + [{"role": "user", "content": user}]
 
 
-def _score(scorer: Scorer, items: list[_Item]) -> None:
+def _score(scorer: Recipe, items: list[_Item]) -> None:
     for item in items:
         try:
             fraction = scorer.score_step(item.sample, item.results)  # type: ignore[misc]
@@ -202,7 +204,7 @@ def _score(scorer: Scorer, items: list[_Item]) -> None:
         item.score = round_half_up(fraction * scorer.scale)
 
 
-def _reason(scorer: Scorer, items: list[_Item]) -> None:
+def _reason(scorer: Recipe, items: list[_Item]) -> None:
     """The reason for every scored item (one judge call for all, for a judge step)."""
     for item in items:
         item.results["score"] = item.score
@@ -236,14 +238,14 @@ def _reason(scorer: Scorer, items: list[_Item]) -> None:
         item.result = _result(scorer, item, item.score, reason, raw=raw)  # type: ignore[arg-type]
 
 
-def _prob_score(scorer: Scorer, item: _Item) -> float | None:
+def _prob_score(scorer: Recipe, item: _Item) -> float | None:
     if scorer.prob_score_fn is None or not item.label_probs.get("analyze"):
         return None
     fraction = scorer.prob_score_fn(item.results, item.label_probs)
     return None if fraction is None else round_half_up(fraction * scorer.scale, 4)
 
 
-def _result(scorer: Scorer, item: _Item, score: float, reason: str | None, raw: str | None = None) -> ScoreResult:
+def _result(scorer: Recipe, item: _Item, score: float, reason: str | None, raw: str | None = None) -> ScoreResult:
     return ScoreResult(
         run_id=item.sample.run_id,
         scorer=scorer.name,
@@ -260,7 +262,7 @@ def _result(scorer: Scorer, item: _Item, score: float, reason: str | None, raw: 
     )
 
 
-def _unscored(scorer: Scorer, item: _Item, why: Failure, raw: str | None, where: str) -> ScoreResult:
+def _unscored(scorer: Recipe, item: _Item, why: Failure, raw: str | None, where: str) -> ScoreResult:
     return ScoreResult(
         run_id=item.sample.run_id,
         scorer=scorer.name,

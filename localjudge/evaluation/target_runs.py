@@ -18,11 +18,10 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from localjudge.evaluate import ScorerSummary, score_runs
+from localjudge.evaluation.dataset_runs import ScorerSummary, score_runs
 from localjudge.result import ScoreResult
-from localjudge.runs import run_id_of
-from localjudge.scorer import Scorer
-from localjudge.steps import resolve
+from localjudge.samples import run_id_of
+from localjudge.scoring import Scorer, resolve
 
 log = logging.getLogger(__name__)
 

@@ -19,12 +19,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from localjudge.evaluation.store import ResultStore, result_from_dict, result_key
+from localjudge.evaluation.tables import dataset_from_rows, decode_cell
 from localjudge.judge import JudgeOutOfMemory
 from localjudge.result import TRANSIENT_ERRORS, ScoreResult
-from localjudge.runs import Sample
-from localjudge.scorer import Scorer
-from localjudge.store import ResultStore, result_from_dict, result_key
-from localjudge.tables import dataset_from_rows, decode_cell
+from localjudge.samples import Sample
+from localjudge.scoring import Scorer
 
 if TYPE_CHECKING:
     from datasets import Dataset

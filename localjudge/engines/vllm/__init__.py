@@ -1,0 +1,8 @@
+"""The vLLM engine (heavy: vLLM): token-id prompts, per-row guidance grammars, logprob labels.
+
+`judge` (`VLLMJudge`), `guard` (the repetition guard as a logits processor vLLM loads).
+"""
+
+from localjudge.engines.vllm.judge import EngineMissingError, VLLMJudge
+
+__all__ = ["EngineMissingError", "VLLMJudge"]

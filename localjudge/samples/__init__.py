@@ -1,0 +1,24 @@
+"""What is judged: runs (plain strings, chat messages, Mastra's run shapes) read into `Sample`s.
+
+`runs` builds the `Sample` (the texts judged and the other run fields), `messages` turns chat
+shapes into clean text, `tool_calls` reads tool calls and their results from a run's output.
+"""
+
+from localjudge.samples.messages import InvalidRunError, is_missing
+from localjudge.samples.runs import Sample, Turn, context_of, run_id_of, to_sample, trajectory_of
+from localjudge.samples.tool_calls import ToolCall, extract_tool_calls, extract_tool_results, tool_result_context
+
+__all__ = [
+    "InvalidRunError",
+    "Sample",
+    "ToolCall",
+    "Turn",
+    "context_of",
+    "extract_tool_calls",
+    "extract_tool_results",
+    "is_missing",
+    "run_id_of",
+    "to_sample",
+    "tool_result_context",
+    "trajectory_of",
+]

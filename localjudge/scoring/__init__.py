@@ -1,0 +1,64 @@
+"""The scorer author's kit: what a scorer is made of and how it runs.
+
+A scorer (`Scorer`, built with `create_scorer`) declares steps (`JudgeStep`: a prompt and a
+bounded output schema; or a plain function), a pure score function and a reason step.
+`step_runner` runs one scorer over a batch (one judge call per judge step), `answers` is the one
+place judge output is parsed, `copying` catches replayed worked examples, `versioning` hashes
+what a scorer sends the judge, `schemas` and `prompting` are the bounded-schema and
+untrusted-text helpers every scorer uses.
+"""
+
+from localjudge.scoring.copying import normal
+from localjudge.scoring.prompting import DATA_NOTE, block, neutralise, numbered
+from localjudge.scoring.schemas import (
+    MAX_ITEMS,
+    REASON_CHARS,
+    STATEMENT_CHARS,
+    Reason,
+    ReasonText,
+    StatementText,
+    Strict,
+    exactly,
+    token_budget,
+)
+from localjudge.scoring.scorer import Scorer, check_scale, create_scorer
+from localjudge.scoring.step_runner import round_half_up
+from localjudge.scoring.steps import (
+    ContextArg,
+    JudgeStep,
+    Results,
+    Shortcut,
+    StepFunction,
+    UnscorableError,
+    call_get_context,
+    resolve,
+)
+
+__all__ = [
+    "DATA_NOTE",
+    "MAX_ITEMS",
+    "REASON_CHARS",
+    "STATEMENT_CHARS",
+    "ContextArg",
+    "JudgeStep",
+    "Reason",
+    "ReasonText",
+    "Results",
+    "Scorer",
+    "Shortcut",
+    "StatementText",
+    "StepFunction",
+    "Strict",
+    "UnscorableError",
+    "block",
+    "call_get_context",
+    "check_scale",
+    "create_scorer",
+    "exactly",
+    "neutralise",
+    "normal",
+    "numbered",
+    "resolve",
+    "round_half_up",
+    "token_budget",
+]

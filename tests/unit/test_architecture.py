@@ -1,0 +1,185 @@
+"""The package's shape: which folder may import which, entry modules only, no cycle of any kind.
+
+Each module belongs to a unit: the contract (`result`, `judge`, `repetition` at the top), a
+folder (`samples`, `scoring`, `scorers`, `engines`, `engines.transformers`, `engines.vllm`,
+`evaluation`, `live`, `view`, `bench`, `cli`) or the facade (`localjudge/__init__.py`). `RULES`
+says which other units a unit may import; everything else is a breach. The rules leave room for
+what comes next: a model-free scorer is a file in `scorers/` (it imports what scorers do); an
+engine that talks HTTP is a new `engines.*` unit that may not import torch's engines; a Ray runner
+or a Mastra storage reader is a new unit above `evaluation`.
+
+- **Entry modules**: from outside a folder, code imports the folder (its `__init__`, which lists
+  the public names), never a module inside it.
+- **No cycle**, counting imports made only for type checking: a cycle held together by
+  `TYPE_CHECKING` is still a call cycle through the objects.
+- **Heavy units** (`engines.transformers`: torch, transformers; `engines.vllm`: vLLM; `bench`:
+  numpy, matplotlib) are imported at module level only by the CLI, else inside a function, so
+  `import localjudge` and every other folder stay light; nothing else is imported inside a
+  function (never to dodge a cycle).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[2] / "localjudge"
+CONTRACT = {"result", "judge", "repetition"}
+LOW = {"contract"}
+RULES: dict[str, set[str]] = {
+    "contract": set(),
+    "samples": LOW,
+    "scoring": LOW | {"samples"},
+    "scorers": LOW | {"samples", "scoring"},
+    "engines": LOW | {"engines.transformers", "engines.vllm"},  # choosing one: deferred imports
+    "engines.transformers": LOW | {"engines"},
+    "engines.vllm": LOW | {"engines"},
+    "evaluation": LOW | {"samples", "scoring"},
+    "live": LOW | {"samples", "scoring", "evaluation"},
+    "view": LOW | {"evaluation"},
+    "bench": LOW | {"samples", "scoring", "scorers", "evaluation"},
+    "cli": LOW | {"samples", "scoring", "scorers", "engines", "engines.transformers", "engines.vllm", "evaluation",
+                  "live", "view", "bench"},
+    "facade": LOW | {"samples", "scoring", "scorers", "engines.transformers", "evaluation", "live", "bench"},
+}
+# torch and transformers; vLLM; numpy and matplotlib; every command: imported inside a function where needed
+HEAVY = {"localjudge.engines.transformers", "localjudge.engines.vllm", "localjudge.bench", "localjudge.cli.main"}
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def unit(module: str) -> str:
+    parts = module.split(".")[1:]
+    if not parts:
+        return "facade"
+    if parts[0] in CONTRACT:
+        return "contract"
+    if parts[0] == "engines" and len(parts) > 1 and parts[1] in ("transformers", "vllm"):
+        return f"engines.{parts[1]}"
+    return parts[0]
+
+
+def known() -> set[str]:
+    return {module_name(p) for p in PACKAGE.rglob("*.py")}
+
+
+def packages() -> set[str]:
+    return {module_name(p) for p in PACKAGE.rglob("__init__.py")}
+
+
+def _type_checking(node: ast.If) -> bool:
+    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def imports(tree: ast.Module, modules: set[str]) -> Iterator[tuple[str, bool, bool]]:
+    """(imported localjudge module, at module level?, only for type checking?) per import."""
+    def walk(node: ast.AST, top: bool, typing_only: bool) -> Iterator[tuple[str, bool, bool]]:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ImportFrom) and child.module and child.module.startswith("localjudge"):
+                for alias in child.names:  # `from localjudge.cli import shared` imports a module
+                    sub = f"{child.module}.{alias.name}"
+                    yield (sub if sub in modules else child.module), top, typing_only
+            elif isinstance(child, ast.Import):
+                yield from ((a.name, top, typing_only) for a in child.names if a.name.startswith("localjudge"))
+            elif isinstance(child, ast.If) and _type_checking(child):
+                yield from walk(child, top, True)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                yield from walk(child, False, typing_only)
+            else:
+                yield from walk(child, top, typing_only)
+    return walk(tree, True, False)
+
+
+def graph() -> dict[str, list[tuple[str, bool, bool]]]:
+    modules = known()
+    return {module_name(p): list(imports(ast.parse(p.read_text(encoding="utf-8")), modules))
+            for p in PACKAGE.rglob("*.py")}
+
+
+def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle's path, found by depth-first search (enough for a package this size)."""
+    found, state = [], {}
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = "open"
+        for nxt in sorted(edges.get(node, ())):
+            if state.get(nxt) == "open":
+                found.append(path[path.index(nxt):] + [nxt] if nxt in path else [node, nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = "done"
+
+    for node in sorted(edges):
+        if node not in state:
+            visit(node, [node])
+    return found
+
+
+def package_of(module: str, pkgs: set[str]) -> str:
+    return module if module in pkgs else module.rpartition(".")[0]
+
+
+def inside(package: str, other: str) -> bool:
+    """Whether `package` is `other` or a folder within it (a sub-folder uses its parent's shared modules)."""
+    return package == other or package.startswith(f"{other}.")
+
+
+def check(modules: dict[str, list[tuple[str, bool, bool]]]) -> list[str]:
+    """Every breach of the rules above, as a sentence."""
+    problems, edges = [], {}
+    pkgs = packages()
+    for module, found in modules.items():
+        here = unit(module)
+        for target, top, typing_only in found:
+            there = unit(target)
+            if there == "facade" and here != "facade":
+                problems.append(f"{module} imports the package facade")
+            elif there != here and there not in RULES[here]:
+                problems.append(f"{module} imports {target}: {here} may not import {there}")
+            elif target not in pkgs and not inside(package_of(module, pkgs), package_of(target, pkgs)):
+                problems.append(f"{module} imports {target}, inside another folder: import its entry module")
+            heavy = any(target == h or target.startswith(f"{h}.") for h in HEAVY)
+            if heavy and top and not typing_only and here not in (there, "cli"):
+                problems.append(f"{module} imports the heavy {target} at module level")
+            if not top and not heavy and not typing_only:
+                problems.append(f"{module} imports {target} inside a function (not a heavy module)")
+            edges.setdefault(module, set()).add(target)
+    # a package's __init__ re-exports its modules: that edge is part of the package, not a cycle
+    edges = {m: {t for t in ts if not (m in pkgs and t.startswith(f"{m}."))} for m, ts in edges.items()}
+    problems += [f"import cycle: {' -> '.join(c)}" for c in cycles(edges)]
+    return problems
+
+
+def test_imports_follow_the_rules_without_cycles() -> None:
+    assert check(graph()) == []
+
+
+def test_every_module_belongs_to_a_unit_with_rules() -> None:
+    assert {unit(m) for m in known()} <= set(RULES)
+
+
+@pytest.mark.parametrize(("module", "source", "breach"), [
+    ("localjudge.bench.report", "from localjudge.bench.run import run_bench\n", "cycle"),
+    ("localjudge.evaluation.dataset_runs", "from localjudge.cli.shared import Bars\n", "may not import"),
+    ("localjudge.scoring.scorer", "def f():\n    from localjudge.bench.types import JUDGE\n", "may not import"),
+    ("localjudge.engines.grammar", "from localjudge.scoring import Scorer\n", "may not import"),
+    ("localjudge.cli.shared", "def f():\n    from localjudge.cli.score import run_score\n", "cycle"),
+    ("localjudge.evaluation.dataset_runs", "def f():\n    import localjudge.engines.transformers\n", "may not import"),
+    ("localjudge", "import localjudge.engines.transformers\n", "heavy"),
+    ("localjudge.samples.runs", "from localjudge import Sample\n", "facade"),
+    ("localjudge.scorers.bias", "from localjudge.scoring.schemas import Reason\n", "entry module"),
+    ("localjudge.bench.data", "def f():\n    from localjudge.evaluation import read_table\n", "inside a function"),
+    ("localjudge.scoring.step_runner", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                       "    from localjudge.scoring.scorer import Scorer\n", "cycle"),
+])
+def test_the_check_catches_each_kind_of_breach(module: str, source: str, breach: str) -> None:
+    """The check itself can fail: each rule, broken once by one added import."""
+    modules = graph()
+    modules[module] = modules[module] + list(imports(ast.parse(source), known()))
+    assert any(breach in p for p in check(modules)), check(modules)
