@@ -1,6 +1,6 @@
 """localjudge: offline LLM-as-judge scorers on locally stored models.
 
-Importing the package is light: torch, transformers and outlines load only when a
+Importing the package is light: torch, transformers and llguidance load only when a
 `TransformersJudge` is built.
 """
 
@@ -105,7 +105,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    if name == "TransformersJudge":  # heavy: torch, transformers, outlines
+    if name == "TransformersJudge":  # heavy: torch, transformers, llguidance
         from localjudge.engines.transformers import TransformersJudge
 
         return TransformersJudge

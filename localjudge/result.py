@@ -62,6 +62,12 @@ class ScoreResult:
     new_tokens: int = 0
     error_kind: ErrorKind | None = None
 
+    @classmethod
+    def unscored(cls, run_id: str | None, scorer: str, kind: ErrorKind, error: str, **parts: Any) -> ScoreResult:
+        """The one way an unscored result is made: no score, `error` saying why, `kind` as a value;
+        `parts` keeps what the steps produced before it failed (step results, prompts, raw text)."""
+        return cls(run_id, scorer, None, None, error=error, error_kind=kind, **parts)
+
     @property
     def scored(self) -> bool:
         """True when the run got a score."""

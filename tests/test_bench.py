@@ -148,7 +148,8 @@ def test_report_files_are_written(tmp_path: Path, fake_judge: FakeJudgeFactory) 
     prompts = hallucination.hallucination_scorer(FakeJudge({})).prompt_hash
     assert ident["judge"] == "fake-judge"
     assert ident["scorers"] == {"hallucination": f"{hallucination.VERSION}@{prompts}"}
-    assert {"localjudge", "torch", "transformers", "outlines", "datasets"} <= set(ident["libraries"])
+    assert {"localjudge-evals", "torch", "transformers", "outlines", "datasets"} <= set(ident["libraries"])
+    assert ident["libraries"]["localjudge-evals"] is not None, "the distribution's metadata is read by its name"
     assert ident["seed"] == 0 and ident["limit"] == 10 and ident["elapsed_seconds"] >= 0
     assert ident["started_utc"].endswith("+00:00") and len(ident["benchmarks"]["halueval_qa"]["sha256"]) == 64
     table = data["results"][0]["table"]

@@ -23,7 +23,8 @@ from localjudge.judge import Judge
 from localjudge.scorers import WORDS_PER_CLAIM
 
 FLAG = re.compile(r"\b(NO|UNCLEAR)\b")  # verdicts shown in bold: the judge did not clearly win
-LIBRARIES = ("localjudge", "torch", "transformers", "outlines", "datasets", "numpy", "matplotlib")
+# distributions, as installed (this package's is localjudge-evals; it imports as localjudge)
+LIBRARIES = ("localjudge-evals", "torch", "transformers", "outlines", "datasets", "numpy", "matplotlib")
 READING = (
     "Scores are oriented so that higher means label 1 (the scorer's positive class). ROC-AUC: "
     "0.5 is chance, 1 is perfect, below 0.5 the reverse rule predicts. Balanced accuracy: mean "

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from localjudge.engines import ENGINES, EngineOptionError, check_engine, load_judge, rank_gpus
+from localjudge.engines import ENGINES, FLAGS, EngineOptionError, check_engine, load_judge, rank_gpus
 from localjudge.evaluation import Columns, ScorerSummary
 from localjudge.judge import FakeJudge, Judge
 from localjudge.scorers import MODES, build_scorer, get_scorer_factory, scorer_options
@@ -109,15 +109,10 @@ def set_threads(threads: int | None, engine: str = "transformers") -> None:
     torch.set_num_threads(threads)
 
 
-ENGINE_FLAGS = ("dtype", "max_context", "max_rows", "trust_remote_code", "allow_pickle", "device_map", "decoder",
-                "tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization",
-                "distributed_executor_backend", "enforce_eager")
-
-
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     """The engine options the flags set, checked against the chosen engine (a flag of the
     other engine is a user error, before any model loads)."""
-    options = {flag: getattr(args, flag, None) for flag in ENGINE_FLAGS}
+    options = {flag: getattr(args, flag, None) for flag in FLAGS}
     for flag in ("trust_remote_code", "allow_pickle"):
         options[flag] = options[flag] or None  # store_true: False means "not given"
     try:

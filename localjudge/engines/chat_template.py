@@ -93,3 +93,19 @@ def common_prefix(head: Sequence[int], rows: Sequence[Sequence[int]]) -> int:
             n += 1
         length = n
     return length
+
+
+class TemplatePrompts:
+    """What an engine's judge renders with its model's own template: `render` and `prompt_ids`
+    of a chat prompt, by the rules above. The judge sets `tokenizer` and `system_role`."""
+
+    tokenizer: Any
+    system_role: bool
+
+    def render(self, prompt: ChatPrompt) -> str:
+        """The prompt as the model sees it: its chat template, the rules of this module."""
+        return render(self.tokenizer, prompt, system_role=self.system_role)
+
+    def prompt_ids(self, prompt: ChatPrompt) -> list[int]:
+        """The prompt's token ids (see `prompt_ids`)."""
+        return prompt_ids(self.tokenizer, prompt, system_role=self.system_role)

@@ -11,15 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from localjudge.engines.options import ENGINES, OPTIONS
 from localjudge.judge import Judge
-
-ENGINES = ("transformers", "vllm")
-COMMON = {"dtype", "max_context", "max_rows", "repeat_guard", "trust_remote_code", "allow_pickle"}
-OPTIONS = {
-    "transformers": COMMON | {"device_map", "prefix_cache", "decoder"},
-    "vllm": COMMON | {"tensor_parallel_size", "pipeline_parallel_size", "gpu_memory_utilization",
-                      "kv_cache_memory_bytes", "enforce_eager", "distributed_executor_backend", "load_format"},
-}
 
 
 class EngineOptionError(ValueError):

@@ -13,7 +13,7 @@ No heavy imports: `label_mass` takes (token text, probability) pairs from either
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -74,6 +74,15 @@ def label_quote(tail: str, trigger: str) -> str | None:
     if tail.endswith(trigger):
         return '"'
     return None
+
+
+def label_choices(tail: str, choices: Mapping[str, tuple[str, ...]]) -> Iterator[tuple[tuple[str, ...], str]]:
+    """The label choices open after `tail` (the answer's last characters): (labels, quote) for
+    each trigger of `choices` (`triggers`) at which a label is chosen now (see `label_quote`)."""
+    for trigger, labels in choices.items():
+        quote = label_quote(tail, trigger)
+        if quote is not None:
+            yield labels, quote
 
 
 def label_deferred(quote: str, chosen: str) -> bool:

@@ -213,8 +213,8 @@ def _score(
         try:
             sample = samples[i] = scorer.sample(runs[i])
         except Exception as error:  # noqa: BLE001 - invalid rows are recorded, not fatal
-            results[i] = ScoreResult(runs[i].get("run_id"), scorer.name, None, None, error=f"invalid run: {error}",
-                                     error_kind="invalid_run")
+            results[i] = ScoreResult.unscored(runs[i].get("run_id"), scorer.name, "invalid_run",
+                                              f"invalid run: {error}")
             continue
         keys[i] = result_key(scorer.key, sample, scorer.shown_fields)
         if keys[i] in done:
@@ -289,8 +289,7 @@ def _run_with_backoff(scorer: Scorer, runs: Sequence[Sample], backoffs: list[int
 def _judge_failed(scorer: Scorer, runs: Sequence[Sample], error: Exception) -> list[ScoreResult]:
     log.error("%s: judge failed on a batch of %d", scorer.name, len(runs), exc_info=error)
     message = f"judge failed: {type(error).__name__}: {error}"
-    return [ScoreResult(run.run_id, scorer.name, None, None, error=message, error_kind="judge_failed")
-            for run in runs]
+    return [ScoreResult.unscored(run.run_id, scorer.name, "judge_failed", message) for run in runs]
 
 
 def _result_columns(name: str, results: list[ScoreResult]) -> dict[str, list[Any]]:

@@ -176,7 +176,7 @@ def run_evals(
             for i, (item, (out, error)) in enumerate(zip(chunk, ran, strict=True)):
                 by_id = {
                     s.id: results[s.name][good[i]] if error is None
-                    else ScoreResult(rows[i]["run_id"], s.name, None, None, error=error, error_kind="target_failed")
+                    else ScoreResult.unscored(rows[i]["run_id"], s.name, "target_failed", error)
                     for s, _ in entries
                 }
                 items.append(ItemResult(item, out, error, by_id))

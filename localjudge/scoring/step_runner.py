@@ -74,8 +74,8 @@ def run_batch(
             if on_invalid == "raise":
                 raise InvalidRunError(f"run {index}: {error}") from error
             blank = _Item(Sample(run_id_of(run) if isinstance(run, Mapping) else None, "", ""))
-            blank.result = ScoreResult(blank.sample.run_id, scorer.name, None, None, error=f"invalid run: {error}",
-                                       error_kind="invalid_run")
+            blank.result = ScoreResult.unscored(blank.sample.run_id, scorer.name, "invalid_run",
+                                                f"invalid run: {error}")
             items.append(blank)
 
     for name in STEPS:
@@ -263,17 +263,12 @@ def _result(scorer: Recipe, item: _Item, score: float, reason: str | None, raw: 
 
 
 def _unscored(scorer: Recipe, item: _Item, why: Failure, raw: str | None, where: str) -> ScoreResult:
-    return ScoreResult(
-        run_id=item.sample.run_id,
-        scorer=scorer.name,
-        score=None,
-        reason=None,
+    return ScoreResult.unscored(
+        item.sample.run_id, scorer.name, why.kind, f"{where}: {why.message}",
         preprocess_step_result=item.results.get("preprocess_step_result"),
         preprocess_prompt=item.prompts.get("preprocess"),
         analyze_step_result=item.results.get("analyze_step_result"),
         analyze_prompt=item.prompts.get("analyze"),
-        error=f"{where}: {why.message}",
-        error_kind=why.kind,
         raw_output=raw,
         new_tokens=item.new_tokens,
     )

@@ -183,3 +183,22 @@ def test_the_check_catches_each_kind_of_breach(module: str, source: str, breach:
     modules = graph()
     modules[module] = modules[module] + list(imports(ast.parse(source), known()))
     assert any(breach in p for p in check(modules)), check(modules)
+
+
+def unscored_built_by_hand(path: Path) -> list[int]:
+    """Lines where `ScoreResult(...)` is called with an error: only `ScoreResult.unscored` may."""
+    lines = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "ScoreResult" \
+                and any(k.arg in ("error", "error_kind") for k in node.keywords):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_unscored_results_have_one_builder(tmp_path: Path) -> None:
+    by_hand = {str(p.relative_to(PACKAGE)): lines for p in PACKAGE.rglob("*.py")
+               if p.name != "result.py" and (lines := unscored_built_by_hand(p))}
+    assert by_hand == {}, "build unscored results with ScoreResult.unscored"
+    breach = tmp_path / "breach.py"  # the check itself can fail
+    breach.write_text('r = ScoreResult("1", "s", None, None, error="x", error_kind="step_error")\n')
+    assert unscored_built_by_hand(breach) == [1]

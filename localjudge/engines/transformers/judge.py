@@ -1,9 +1,10 @@
-"""The transformers + Outlines backend: a locally stored model, greedy, JSON-constrained.
+"""The transformers engine: a locally stored model, greedy, JSON-constrained.
 
-Every prompt of a batch goes through one `model.generate` call. Each row is constrained to its
-own schema by Outlines' llguidance backend: a row-wise logits processor keeps one grammar
-matcher per row, so items needing different schemas (exactly N verdicts for N claims) still
-share one call. Grammars are compiled once per schema per process and reused.
+Every prompt of a batch goes through one call of the own decode loop (`decode`; or
+`model.generate` as the fallback). Each row is constrained to its own schema by an llguidance
+grammar: `RowGrammars` keeps one grammar matcher per row, so items needing different schemas
+(exactly N verdicts for N claims) still share one call. Grammars are compiled once per schema
+per process and reused.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pydantic import BaseModel
 from localjudge.engines import chat_template
 from localjudge.engines.grammar import closer_ids, grammar_spec, literal_fields
 from localjudge.engines.model_files import check_model_dir
+from localjudge.engines.options import check_max_rows, judge_identity
 from localjudge.engines.transformers.model_config import (
     attention_windows,
     context_window,
@@ -31,7 +33,6 @@ from localjudge.engines.transformers.model_config import (
 from localjudge.engines.transformers.prefix_cache import PrefixCache, shared_prefix
 from localjudge.engines.transformers.row_grammars import RowGrammarProcessor, RowGrammars
 from localjudge.judge import ChatPrompt, Generation, JudgeOutOfMemory, too_long
-from localjudge.repetition import MAX_REPEAT_WORDS
 
 if TYPE_CHECKING:  # the decode loop imports transformers: only once a model is loaded
     from localjudge.engines.transformers.decode import DecodeStats
@@ -41,7 +42,7 @@ if TYPE_CHECKING:  # the decode loop imports transformers: only once a model is 
 DECODERS = ("loop", "generate")
 
 
-class TransformersJudge:
+class TransformersJudge(chat_template.TemplatePrompts):
     """A judge on a Hugging Face causal LM and its tokenizer, already loaded; `load` loads one
     from a local folder or `.gguf` file.
 
@@ -111,15 +112,13 @@ class TransformersJudge:
         self._windows = self._layer_windows if prefix_cache else None
         # The own loop where the cache is plain attention; else `generate`.
         self.decoder = decoder if self._layer_windows is not None else "generate"
-        if max_rows is not None and (isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1):
-            raise ValueError(f"max_rows must be a positive number of rows, got {max_rows!r}")
-        self.max_rows = max_rows
+        self.max_rows = check_max_rows(max_rows)
         from localjudge.engines.transformers.decode import DecodeStats, refills
 
         self._refills = self.decoder == "loop" and refills(self._layer_windows)
 
         self.decode_stats: DecodeStats = DecodeStats()  # the own loop's counters, summed over calls
-        # llguidance (Outlines' grammar backend) indexes the vocabulary once: the model's rows
+        # llguidance indexes the vocabulary once: the model's rows
         # (padded: Qwen 151936 for 151665 tokens) or the tokenizer's (Gemma 3 1B: 262145 tokens
         # for 262144 rows), whichever is larger; the mask is cut to the logits.
         n_vocab = max(self.model.config.get_text_config(decoder=True).vocab_size, len(self.tokenizer))
@@ -131,11 +130,10 @@ class TransformersJudge:
         self.prefixes = PrefixCache(self.model, self._cache_kw, self.tokenizer.pad_token_id)
         self.repeat_guard = repeat_guard
         self._closers: torch.Tensor | None = None  # tokens that start with a quote, found once
-        guard = f"+repeat-guard-{MAX_REPEAT_WORDS}" if repeat_guard else ""
         # The loop's tokens are generate's; its label probabilities can differ by rounding
         # (a multi-token pass rounds differently), so the fallback's results are kept apart.
         fallback = "+generate" if self.decoder == "generate" else ""
-        self._identity = f"{identity}:{self.model.dtype}:greedy{guard}{fallback}"
+        self._identity = judge_identity(identity, self.model.dtype, repeat_guard=repeat_guard, suffix=fallback)
 
     @classmethod
     def load(
@@ -215,14 +213,6 @@ class TransformersJudge:
             grammar = llguidance.LLMatcher.grammar_from_json_schema(json.dumps(spec))
             self._grammars[schema] = (grammar, literal_fields(spec))
         return self._grammars[schema]
-
-    def render(self, prompt: ChatPrompt) -> str:
-        """The prompt as the model sees it: its chat template, the rules of `chat_template`."""
-        return chat_template.render(self.tokenizer, prompt, system_role=self.system_role)
-
-    def prompt_ids(self, prompt: ChatPrompt) -> list[int]:
-        """The prompt's token ids (see `chat_template.prompt_ids`)."""
-        return chat_template.prompt_ids(self.tokenizer, prompt, system_role=self.system_role)
 
     def _shared_prefix(
         self, prompts: Sequence[ChatPrompt], token_ids: list[list[int]], max_new_tokens: int

@@ -1,10 +1,12 @@
 """Row-wise grammars for batched constrained generation.
 
-Outlines' processors constrain every row of a batch to one grammar. Scorers need one schema per
+A grammar per batch would constrain every row to one schema. Scorers need one schema per
 item (exactly N verdicts for N claims), so `RowGrammars` keeps one llguidance matcher per row,
 each built from that row's compiled grammar, computes the rows' token masks in one parallel
 call, and offers the tokens a row's grammar forces next (drafts for `localjudge.engines.transformers.decode`).
-`RowGrammarProcessor` wraps it as a logits processor for `model.generate`.
+`RowGrammarProcessor` wraps it as a logits processor for `model.generate` (on Outlines'
+processor base: Outlines stays a dependency because the product's stack names it, though it is
+this one base class; see docs/decisions/outlines-stays.md).
 
 It also reads, at each point where the grammar lets the judge choose a Literal label (a
 verdict), the probability the model gave to each label: the basis of probability scores.
@@ -28,9 +30,9 @@ from outlines.processors.base_logits_processor import OutlinesLogitsProcessor
 from localjudge.engines.grammar import (
     CONTEXT_TOKENS,
     TAIL_CHARS,
+    label_choices,
     label_deferred,
     label_mass,
-    label_quote,
     piece_after,
     triggers,
 )
@@ -155,15 +157,12 @@ class RowGrammars:
                     allowed[i] = closing
                     self.closed_loops[rows[i]] += 1
         logits = logits.masked_fill(~allowed, float("-inf"))
-        for i, row in live:
-            tail = self.tails[row]
-            for trigger, labels in self.triggers[row].items():
-                quote = label_quote(tail, trigger)  # the label's first token may carry the opening quote
-                if quote is not None:
-                    probs = self._label_probs(logits[i], allowed[i], labels, quote)
-                    if probs:
-                        self.label_probs[row].append(probs)
-                        self.read_at[row] = quote
+        for i, row in live:  # the label's first token may carry the opening quote
+            for labels, quote in label_choices(self.tails[row], self.triggers[row]):
+                probs = self._label_probs(logits[i], allowed[i], labels, quote)
+                if probs:
+                    self.label_probs[row].append(probs)
+                    self.read_at[row] = quote
         return logits
 
     def _label_probs(

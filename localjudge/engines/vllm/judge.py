@@ -37,16 +37,16 @@ from localjudge.engines.grammar import (
     CONTEXT_TOKENS,
     TAIL_CHARS,
     grammar_spec,
+    label_choices,
     label_deferred,
     label_mass,
-    label_quote,
     literal_fields,
     piece_after,
     triggers,
 )
 from localjudge.engines.model_files import ModelPathError, check_model_dir
+from localjudge.engines.options import check_max_rows, judge_identity
 from localjudge.judge import ChatPrompt, Generation, too_long
-from localjudge.repetition import MAX_REPEAT_WORDS
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def _has_guard(llm: Any) -> bool:
     return any(p == GUARD or getattr(p, "__name__", "") == "RepeatGuard" for p in processors)
 
 
-class VLLMJudge:
+class VLLMJudge(chat_template.TemplatePrompts):
     """A judge on a loaded `vllm.LLM`; `load` builds one from a local model folder.
 
     Args:
@@ -97,14 +97,14 @@ class VLLMJudge:
         self._schemas: dict[type[BaseModel], tuple[dict[str, Any], dict[str, tuple[str, ...]]]] = {}
         self._token_text: dict[int, str] = {}
         dtype = str(model_config.dtype)
-        guard = f"+repeat-guard-{MAX_REPEAT_WORDS}" if self.repeat_guard else ""
         outputs = getattr(getattr(llm.llm_engine, "vllm_config", None), "structured_outputs_config", None)
         backend = getattr(outputs, "backend", "guidance")
         if backend != "guidance":  # another grammar engine reads the spec its own way (whitespace, say)
             log.warning("the engine's structured-output backend is %r, not 'guidance' (llguidance, as the "
                         "transformers engine): answers may differ from the transformers engine's", backend)
         grammar = "" if backend == "guidance" else f"+grammar-{backend}"
-        self._identity = f"{identity}:{dtype}:greedy{guard}{grammar}+vllm-{vllm.__version__}"
+        self._identity = judge_identity(identity, dtype, repeat_guard=self.repeat_guard,
+                                        suffix=f"{grammar}+vllm-{vllm.__version__}")
 
     @classmethod
     def load(
@@ -181,9 +181,7 @@ class VLLMJudge:
         }
         if max_context is not None:
             kwargs["max_model_len"] = max_context
-        if max_rows is not None:
-            if isinstance(max_rows, bool) or not isinstance(max_rows, int) or max_rows < 1:
-                raise ValueError(f"max_rows must be a positive number of rows, got {max_rows!r}")
+        if check_max_rows(max_rows) is not None:
             kwargs["max_num_seqs"] = max_rows
         if distributed_executor_backend is not None:
             kwargs["distributed_executor_backend"] = distributed_executor_backend
@@ -206,14 +204,6 @@ class VLLMJudge:
         """Stop vLLM's engine processes now, freeing their (GPU) memory, instead of at exit;
         the judge cannot generate afterwards."""
         self.llm.llm_engine.engine_core.shutdown()
-
-    def render(self, prompt: ChatPrompt) -> str:
-        """The prompt as the model sees it: its chat template, the rules of `chat_template`."""
-        return chat_template.render(self.tokenizer, prompt, system_role=self.system_role)
-
-    def prompt_ids(self, prompt: ChatPrompt) -> list[int]:
-        """The prompt's token ids (see `chat_template.prompt_ids`)."""
-        return chat_template.prompt_ids(self.tokenizer, prompt, system_role=self.system_role)
 
     def generate(
         self,
@@ -277,9 +267,8 @@ class VLLMJudge:
         found, tail = [], ""
         for k, token in enumerate(ids):
             piece = piece_after(self.tokenizer, ids[max(0, k - CONTEXT_TOKENS):k], token)
-            for trigger, labels in choices.items():
-                quote = label_quote(tail, trigger)
-                if quote is not None and k < len(logprobs) and logprobs[k] and not label_deferred(quote, piece):
+            for labels, quote in label_choices(tail, choices):
+                if k < len(logprobs) and logprobs[k] and not label_deferred(quote, piece):
                     candidates = [(self._text(t), math.exp(lp.logprob)) for t, lp in logprobs[k].items()
                                   if lp.logprob > -math.inf]
                     probs = label_mass(candidates, labels, quote)
