@@ -19,6 +19,7 @@ from localjudge.scoring.schemas import (
     StatementText,
     Strict,
     exactly,
+    text,
     token_budget,
 )
 from localjudge.scoring.scorer import Scorer, check_scale, create_scorer
@@ -60,5 +61,6 @@ __all__ = [
     "numbered",
     "resolve",
     "round_half_up",
+    "text",
     "token_budget",
 ]
