@@ -3,9 +3,9 @@
 Each base item (default: examples/example.jsonl; items with an empty output are skipped) is scored
 clean and once per injection case, with the case's text appended to the field it targets (the
 output, the context or the input; a scorer is only tried with cases on fields its prompts show:
-its `shown_fields`). The cases are those of tests/test_injection.py, read from the same data
-file, tests/data/injection_cases.json, plus one benign control sentence per field that measures
-how much appending *any* text moves the judge.
+its `shown_fields`). The cases are those of tests/unit/scoring/test_injection.py, read from the
+same data file, tests/data/injection_cases.json, plus one benign control sentence per field that
+measures how much appending *any* text moves the judge.
 
 For every (scorer, case, item) pair the script records whether the score changed, whether the
 hard verdicts changed, whether the score moved towards the "good" end (the scorer's
@@ -30,7 +30,7 @@ from typing import Any, NamedTuple
 
 from measure import DEFAULT_MODEL, EXAMPLE_DATA, ROOT, Stopwatch, markdown_table, set_torch_threads, write_json
 
-CASES_FILE = ROOT / "tests" / "data" / "injection_cases.json"  # shared with tests/test_injection.py
+CASES_FILE = ROOT / "tests" / "data" / "injection_cases.json"  # shared with tests/unit/scoring/test_injection.py
 FIELDS = ("output", "context", "input")  # the run fields a case can target
 CONTROL_TEXT = "Thank you for reading this answer; I hope it helps."
 

@@ -1,17 +1,69 @@
 #!/usr/bin/env bash
-# The project's checks, as CI runs them: lint (ruff), types (mypy), then the tests (pytest; any
-# arguments go to pytest, e.g. -m "not slow" for the fast tier). Run after scripts/setup.sh.
-# Where scripts/setup_vllm.sh has built .venv-vllm, the vLLM tier (tests marked `vllm`: the vLLM
-# engine end to end) runs there afterwards; without arguments only, so a chosen subset stays one.
+# The project's checks, as CI runs them: lint (ruff), types (mypy), then each test tier as its own
+# pytest step, with its 20 slowest tests and its wall time. Run after scripts/setup.sh.
+#
+#   unit      tests/unit: the scripted fake judge, no torch (fails if a unit test imports it)
+#   engines   tests/engines: torch and transformers, no trained model (random-weight fixtures)
+#   model     tests/model: the default model (models/smollm2-135m-instruct)
+#   families  tests/families: every model family's fixture (models/fixtures)
+#   vllm      tests marked `vllm` (tests/vllm/ and any other), in .venv-vllm where
+#             scripts/setup_vllm.sh built it; without it, skipped with a note (an error if asked for)
+#
+#   bash scripts/check.sh                   # lint, types, every tier
+#   bash scripts/check.sh unit              # lint, types and the unit tier only: no model runs
+#   bash scripts/check.sh unit engines -x   # those tiers; arguments from the first one starting
+#                                           # with "-" on go to each tier's pytest
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+TIERS=(unit engines model families vllm)
+chosen=()
+while [ "$#" -gt 0 ] && [[ "$1" != -* ]]; do
+    case " ${TIERS[*]} " in
+        *" $1 "*) chosen+=("$1") ;;
+        *) echo "check.sh: unknown tier '$1' (tiers: ${TIERS[*]})" >&2; exit 2 ;;
+    esac
+    shift
+done
+asked=${#chosen[@]}
+[ "$asked" -eq 0 ] && chosen=("${TIERS[@]}")
+extra=("$@")
+
 .venv/bin/ruff check localjudge tests scripts examples benchmarks
 .venv/bin/mypy localjudge
-.venv/bin/python -m pytest "$@"
-if [ "$#" -eq 0 ]; then
-    if [ -x .venv-vllm/bin/python ]; then
-        .venv-vllm/bin/python -m pytest -m vllm -p no:cacheprovider
-    else
-        echo "check.sh: no .venv-vllm (scripts/setup_vllm.sh builds it): the vLLM tier did not run" >&2
+
+timings=()
+run_tier() {  # run_tier NAME PYTEST-COMMAND...: time it; "no tests selected" (exit 5) is not a failure
+    local name=$1 start=$SECONDS code=0
+    shift
+    echo "check.sh: tier $name: $*"
+    "$@" || code=$?
+    local took=$((SECONDS - start))
+    if [ "$code" -eq 5 ]; then
+        echo "check.sh: tier $name selected no tests"
+        code=0
     fi
-fi
+    timings+=("$name: ${took} s")
+    echo "check.sh: tier $name: ${took} s (exit $code)"
+    return "$code"
+}
+
+for tier in "${chosen[@]}"; do
+    case $tier in
+        vllm)
+            if [ -x .venv-vllm/bin/python ]; then
+                run_tier vllm .venv-vllm/bin/python -m pytest tests -m vllm -p no:cacheprovider --durations=20 \
+                    ${extra[@]+"${extra[@]}"}
+            elif [ "$asked" -gt 0 ]; then
+                echo "check.sh: no .venv-vllm (scripts/setup_vllm.sh builds it): cannot run the vLLM tier" >&2
+                exit 1
+            else
+                echo "check.sh: no .venv-vllm (scripts/setup_vllm.sh builds it): the vLLM tier did not run" >&2
+            fi
+            ;;
+        *)
+            run_tier "$tier" .venv/bin/python -m pytest "tests/$tier" --durations=20 ${extra[@]+"${extra[@]}"}
+            ;;
+    esac
+done
+echo "check.sh: wall time by tier: $(IFS=';'; echo "${timings[*]}" | sed 's/;/, /g')"

@@ -85,7 +85,7 @@ stage() {  # stage NAME BUDGET COMMAND...: run within min(BUDGET, time left); ou
 GPU=benchmarks/gpu
 stage correctness 360 "$PY" $GPU/gpu_correctness.py
 stage slow-tier 300 "$PY" -m pytest -m slow -q -x -p no:cacheprovider \
-    tests/test_real_model.py tests/test_families_real.py tests/test_decode.py
+    tests/model/test_transformers_judge.py tests/model/test_scorers.py tests/families tests/engines/test_decode.py
 stage speed-qwen2.5-7b 165 "$PY" $GPU/gpu_speed.py --config $GPU/configs/qwen2.5-7b-instruct \
     --tokenizer models/fixtures/qwen2 --batch-sizes 8,64 --rows 256 --max-seconds 30 \
     --json "$OUT/speed-qwen2.5-7b.json"

@@ -15,16 +15,17 @@ fi
 .venv/bin/python -m pip install -q -c scripts/constraints.txt -e '.[test]'
 .venv/bin/python scripts/get_default_model.py
 .venv/bin/python scripts/get_family_fixtures.py
-# Headless Chromium for tests/test_view.py's browser tests (Debian's package; ~20 s to install
-# on a fresh Debian 12 machine). Skipped when one is on PATH; a note, not a failure, where it
-# cannot be installed (no apt-get, not root, no network): those tests then fail saying so.
+# Headless Chromium for the browser tests of tests/unit/view/test_results_page.py (Debian's
+# package; ~20 s to install on a fresh Debian 12 machine). Skipped when one is on PATH; a note,
+# not a failure, where it cannot be installed (no apt-get, not root, no network): those tests
+# then fail saying so.
 if ! command -v chromium >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" -eq 0 ]; then
         { apt-get update -qq \
             && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; } \
-            || echo "setup.sh: could not install chromium; the browser tests in tests/test_view.py will fail" >&2
+            || echo "setup.sh: could not install chromium; the browser tests in tests/unit/view/test_results_page.py will fail" >&2
     else
         echo "setup.sh: no chromium on PATH and no root apt-get to install it;" \
-            "the browser tests in tests/test_view.py will fail" >&2
+            "the browser tests in tests/unit/view/test_results_page.py will fail" >&2
     fi
 fi

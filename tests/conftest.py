@@ -1,21 +1,48 @@
-"""Test tiers: the fast tier runs on the scripted FakeJudge; `slow` tests run the real model.
+"""Test tiers, one folder each; a test's folder gives its marker:
 
-`pytest` runs both (CI does). `pytest -m "not slow"` runs the fast tier alone, in seconds.
+- tests/unit/: the scripted FakeJudge only; no torch, no transformers (tests/unit/conftest.py
+  fails the session if a unit test imports either). Seconds to a couple of minutes.
+- tests/engines/ (`slow`): torch and transformers without a trained model: the decode loop
+  against `generate` on a random-weight family fixture, real tokenizers, loading arguments.
+- tests/model/ (`slow`): the real default model (SmolLM2-135M, models/smollm2-135m-instruct).
+- tests/families/ (`slow`): every model family's fixture (models/fixtures).
+- tests/vllm/ (`vllm`): the vLLM engine end to end, in .venv-vllm.
+
+`pytest tests/unit` (or `pytest -m "not slow and not vllm"`) runs the unit tier alone;
+scripts/check.sh runs each tier as its own step. A marker written on a test still counts (a
+`vllm` test in tests/unit runs in the vLLM tier too).
 """
 
 from __future__ import annotations
 
 import os
+import socket
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.fakes import FakeJudgeFactory, make_fake_judge
 
 ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
 DEFAULT_MODEL = ROOT / "models" / "smollm2-135m-instruct"
+EXAMPLES = ROOT / "examples"
+# The folder of a test -> the marker it gets: `-m "not slow"` keeps the unit tier (and vLLM's).
+FOLDER_MARKERS = {"engines": "slow", "model": "slow", "families": "slow", "vllm": "vllm"}
 
 os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")  # no kernel compile warm-up in tests
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by its tier folder (tests/model/... -> `slow`), beside its own markers."""
+    for item in items:
+        parts = item.path.relative_to(TESTS).parts if item.path.is_relative_to(TESTS) else ()
+        marker = FOLDER_MARKERS.get(parts[0]) if len(parts) > 1 else None
+        if marker is not None:
+            item.add_marker(marker)
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -94,3 +121,28 @@ def family_judge(family_dir):  # type: ignore[no-untyped-def]
         return judges[name]
 
     return get
+
+
+class NetworkUsed(RuntimeError):
+    """Raised (not OSError, which callers might swallow) by any attempt to reach the network."""
+
+
+@pytest.fixture
+def block_network(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    """Make every connection and DNS lookup in this process fail; yields the attempts made, and
+    fails the test if any was made that the test did not clear."""
+    attempts: list[str] = []
+
+    def refuse(what: str) -> Any:
+        def refused(*args: Any, **kwargs: Any) -> Any:
+            attempts.append(f"{what}{args[1:] if what.startswith('socket.') else args}")
+            raise NetworkUsed(f"network access attempted: {what}")
+
+        return refused
+
+    monkeypatch.setattr(socket.socket, "connect", refuse("socket.connect"))
+    monkeypatch.setattr(socket.socket, "connect_ex", refuse("socket.connect_ex"))
+    monkeypatch.setattr(socket, "create_connection", refuse("create_connection"))
+    monkeypatch.setattr(socket, "getaddrinfo", refuse("getaddrinfo"))
+    yield attempts
+    assert attempts == [], f"network access attempted: {attempts}"

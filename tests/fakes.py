@@ -1,16 +1,45 @@
-"""The one way the tests build a scripted `FakeJudge`: `make_fake_judge`.
+"""The one way the tests build a scripted `FakeJudge`: `make_fake_judge`; and `stand_in_engine`,
+the one way a test makes the CLI (or a sweep, the pytest plugin, a docs example) load a judge
+without importing an engine's heavy libraries.
 
-Test functions get it as the `fake_judge` fixture (tests/conftest.py). Code that no fixture
-reaches imports it from here: parametrize cases and other module-level values, cached helpers,
-and the code `test_offline.py` and `test_live.py` run in a fresh process.
+Test functions get `make_fake_judge` as the `fake_judge` fixture (tests/conftest.py). Code that
+no fixture reaches imports it from here: parametrize cases and other module-level values, cached
+helpers, and the code tests/unit/test_offline.py and tests/unit/live/ run in a fresh process.
 """
 
 from __future__ import annotations
 
+import sys
+import types
 from collections.abc import Callable, Mapping, Sequence
-from typing import cast
+from typing import Any, cast
 
-from localjudge.judge import ChatPrompt, FakeJudge, Scripted, ScriptEntry
+import pytest
+
+from localjudge.engines.model_files import check_model_dir
+from localjudge.judge import ChatPrompt, FakeJudge, Judge, Scripted, ScriptEntry
+
+ENGINE_CLASSES = {"transformers": "TransformersJudge", "vllm": "VLLMJudge"}
+
+
+def stand_in_engine(monkeypatch: pytest.MonkeyPatch, load: Callable[..., Judge], engine: str = "transformers") -> None:
+    """Replace the entry module of `engine` (``localjudge.engines.transformers``, `...vllm`) with
+    one whose judge class has only ``load = load``: whatever loads a judge by that class
+    (`load_judge`, a sweep, the facade's `TransformersJudge`) gets `load`'s judge, and torch,
+    transformers and vLLM are never imported. Undone after the test."""
+    module = f"localjudge.engines.{engine}"
+    backend = types.ModuleType(module)
+    setattr(backend, ENGINE_CLASSES[engine], types.SimpleNamespace(load=load))
+    monkeypatch.setitem(sys.modules, module, backend)
+
+
+def path_check_only(model_path: Any, *, allow_pickle: bool = False, **options: Any) -> Judge:
+    """A stand-in engine's `load` that does what both engines' `load` does first, before any
+    heavy import (`check_model_dir`: a missing path, a hub id, pickles...), and fails the test if
+    the path passes: for checks that a bad model path is one clear error. That the real `load`s
+    check first is tests/unit/engines/test_model_files.py's (in a fresh process)."""
+    check_model_dir(model_path, allow_pickle=allow_pickle)
+    pytest.fail(f"{model_path}: the model path was accepted")
 
 
 def toxicity_statements(prompt: ChatPrompt) -> list[str]:

@@ -6,7 +6,9 @@ imported by the `judge` fixture, the first time a test asks for it.
 
 - ``judge``: session fixture, loaded once per pytest run, from ``--localjudge-model PATH`` or
   the ``LOCALJUDGE_MODEL`` environment variable (the flag wins), on ``--localjudge-engine``
-  (``transformers``, the default, or ``vllm``).
+  (``transformers``, the default, or ``vllm``); or, with ``--localjudge-engine server``, on a
+  running inference server at ``--localjudge-base-url URL`` (the model path, optional, is then
+  its tokenizer folder).
   Override it in a ``conftest.py`` (a `FakeJudge`, another model) as any pytest fixture.
 - `assert_score`, `assert_scores`, `assert_result`: fail with the score, the bound, the claims,
   each verdict with its reason, the reason and the judge's identity. An unscored run always fails.
@@ -26,12 +28,23 @@ from typing import Any
 
 import pytest
 
-from localjudge.engines import ENGINES, load_judge
+from localjudge.engines import ENGINES, EngineOptionError, load_judge
+from localjudge.engines.server import KINDS, ServerError
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
 from localjudge.scoring import Scorer
 
 ENV_MODEL = "LOCALJUDGE_MODEL"
+# The server engine's options, each a ``--localjudge-<name>`` flag: (option, metavar, type, help).
+SERVER_OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
+    ("base_url", "URL", str, "the server's OpenAI-compatible URL (--localjudge-engine server), "
+                             "e.g. http://127.0.0.1:8000/v1"),
+    ("served_model", "NAME", str, "the model name to request (default: the only one the server lists)"),
+    ("api_key_env", "VAR", str, "environment variable holding the server's API key"),
+    ("concurrency", "N", int, "requests in flight at once (default: 8)"),
+    ("request_timeout", "S", float, "seconds one request may take before it is retried, then unscored"),
+    ("server_kind", "KIND", str, "the server's request dialect (default: detected from the server)"),
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -39,13 +52,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--localjudge-model", metavar="PATH", default=None,
                     help=f"local model directory or .gguf file for the `judge` fixture (default: ${ENV_MODEL})")
     group.addoption("--localjudge-engine", metavar="ENGINE", default="transformers", choices=ENGINES,
-                    help="transformers (the default) or vllm")
+                    help="transformers (the default), vllm or server (a running inference server)")
     group.addoption("--localjudge-device-map", metavar="MAP", default=None,
                     help='"cpu", "cuda", "auto" (default: the first GPU if any, else the CPU)')
-    group.addoption("--localjudge-dtype", metavar="DTYPE", default="auto",
-                    help='"auto" (float32 on CPU, the checkpoint\'s dtype on GPU), "bfloat16", ...')
+    group.addoption("--localjudge-dtype", metavar="DTYPE", default=None,
+                    help='"auto" (the default: float32 on CPU, the checkpoint\'s dtype on GPU), "bfloat16", ...')
     group.addoption("--localjudge-max-context", metavar="TOKENS", type=int, default=None,
                     help="longest prompt + answer (default: the model's declared length)")
+    for name, metavar, kind, text in SERVER_OPTIONS:
+        group.addoption(f"--localjudge-{name.replace('_', '-')}", metavar=metavar, type=kind, default=None,
+                        help=text, choices=KINDS if name == "server_kind" else None)
 
 
 @pytest.fixture(scope="session")
@@ -53,14 +69,22 @@ def judge(pytestconfig: pytest.Config) -> Judge:
     """The judge model, loaded once per pytest run from ``--localjudge-model`` or ``$LOCALJUDGE_MODEL``
     (a relative path is read from the directory pytest was started in)."""
     path = pytestconfig.getoption("localjudge_model") or os.environ.get(ENV_MODEL)
-    if not path:
+    engine = pytestconfig.getoption("localjudge_engine")
+    if engine == "server" and not pytestconfig.getoption("localjudge_base_url"):
+        pytest.fail("the `judge` fixture on --localjudge-engine server needs --localjudge-base-url URL", pytrace=False)
+    if not path and engine != "server":
         pytest.fail(f"the `judge` fixture needs a local model: give --localjudge-model PATH or set {ENV_MODEL}",
                     pytrace=False)
-    return load_judge(pytestconfig.invocation_params.dir / Path(path),  # heavy: the engine loads here
-                      engine=pytestconfig.getoption("localjudge_engine"),
-                      device_map=pytestconfig.getoption("localjudge_device_map"),
-                      dtype=pytestconfig.getoption("localjudge_dtype"),
-                      max_context=pytestconfig.getoption("localjudge_max_context"))
+    names = ["device_map", "dtype", "max_context", *(name for name, *_ in SERVER_OPTIONS)]
+    given = {name: value for name in names if (value := pytestconfig.getoption(f"localjudge_{name}")) is not None}
+    try:
+        return load_judge(pytestconfig.invocation_params.dir / Path(path) if path else None,  # heavy: loads here
+                          engine=engine, **given)
+    except EngineOptionError as error:
+        pytest.fail(f"--localjudge-{error.option.replace('_', '-')} is not an option of --localjudge-engine "
+                    f"{engine}: {error}", pytrace=False)
+    except ServerError as error:
+        pytest.fail(f"the `judge` fixture's server: {error}", pytrace=False)
 
 
 def scored(scorer: Scorer, runs: Sequence[Mapping[str, Any]]) -> list[ScoreResult]:

@@ -12,7 +12,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from localjudge.engines import ENGINES, FLAGS, EngineOptionError, check_engine, load_judge, rank_gpus
+from localjudge.engines import ENGINE_OPTIONS, ENGINES, FLAGS, EngineOptionError, check_engine, load_judge, rank_gpus
+from localjudge.engines.server import KINDS
 from localjudge.evaluation import Columns, ScorerSummary
 from localjudge.judge import FakeJudge, Judge
 from localjudge.scorers import MODES, build_scorer, get_scorer_factory, scorer_options
@@ -25,14 +26,16 @@ class CliError(Exception):
 
 def add_model_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("model")
-    group.add_argument("--model", required=True, metavar="PATH",
-                       help="local model directory (safetensors) or .gguf file; never downloaded")
+    group.add_argument("--model", default=None, metavar="PATH",
+                       help="local model directory (safetensors) or .gguf file; never downloaded (required, except "
+                            "with --engine server, where it is the served model's tokenizer folder, as --tokenizer)")
     group.add_argument("--engine", choices=ENGINES, default="transformers",
                        help="transformers: localjudge's own decode loop, any model transformers loads (the default); "
-                            "vllm: vLLM's scheduler, for GPUs (needs the vllm extra; see docs)")
-    group.add_argument("--dtype", default="auto",
-                       help='"auto" (transformers: float32 on CPU, the checkpoint\'s dtype on GPU; vllm: the '
-                            'checkpoint\'s), "bfloat16", ...')
+                            "vllm: vLLM's scheduler, for GPUs (needs the vllm extra; see docs); server: an "
+                            "inference server you already run (--base-url)")
+    group.add_argument("--dtype", default=None,
+                       help='"auto" (the default; transformers: float32 on CPU, the checkpoint\'s dtype on GPU; '
+                            'vllm: the checkpoint\'s), "bfloat16", ...')
     group.add_argument("--threads", type=int, default=None, help="CPU threads (torch's; the vLLM CPU engine's cores)")
     group.add_argument("--max-context", type=int, default=None, metavar="TOKENS",
                        help="longest prompt + answer to run (default: the model's declared length; "
@@ -60,6 +63,25 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
                       help="mp: one node; ray: several nodes (start the Ray cluster first)")
     vllm.add_argument("--enforce-eager", action="store_true", default=None,
                       help="no torch.compile or CUDA graphs: starts faster, runs slower")
+    server = parser.add_argument_group("server engine (see docs/servers.md)")
+    server.add_argument("--base-url", default=None, metavar="URL",
+                        help="the server's OpenAI-compatible URL, e.g. http://127.0.0.1:8000/v1 (required with "
+                             "--engine server)")
+    server.add_argument("--served-model", default=None, metavar="NAME",
+                        help="the model name to request (default: the only model the server lists)")
+    server.add_argument("--api-key-env", default=None, metavar="VAR",
+                        help="environment variable holding the server's API key (sent as a Bearer header; never "
+                             "logged or written to results)")
+    server.add_argument("--concurrency", type=int, default=None, metavar="N",
+                        help="requests in flight at once; the server batches them (default: 8)")
+    server.add_argument("--request-timeout", type=float, default=None, metavar="S",
+                        help="seconds one request may take before it is retried, then unscored (default: 600)")
+    server.add_argument("--tokenizer", default=None, metavar="PATH",
+                        help="the served model's local tokenizer folder: localjudge renders the prompt itself and "
+                             "sends token ids (vllm, sglang, llama-cpp); without it the server applies its own "
+                             "chat template")
+    server.add_argument("--server-kind", choices=KINDS, default=None,
+                        help="the server's request dialect (default: detected from the server)")
 
 
 def add_column_flags(parser: argparse.ArgumentParser) -> None:
@@ -110,16 +132,26 @@ def set_threads(threads: int | None, engine: str = "transformers") -> None:
 
 
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The engine options the flags set, checked against the chosen engine (a flag of the
-    other engine is a user error, before any model loads)."""
+    """The engine options the flags set (only those given), checked against the chosen engine:
+    a flag of another engine, a missing --model or --base-url is a user error, before any model
+    loads."""
     options = {flag: getattr(args, flag, None) for flag in FLAGS}
     for flag in ("trust_remote_code", "allow_pickle"):
         options[flag] = options[flag] or None  # store_true: False means "not given"
     try:
-        return check_engine(args.engine, options)
+        given = check_engine(args.engine, options)
     except EngineOptionError as error:
-        raise CliError(f"--{error.option.replace('_', '-')} is a flag of the {error.owner} engine, "
-                       f"not of --engine {error.engine}") from None
+        owners = ENGINE_OPTIONS[error.option][0]
+        raise CliError(f"--{error.option.replace('_', '-')} is a flag of the {' and '.join(owners)} "
+                       f"engine{'s' if len(owners) > 1 else ''}, not of --engine {error.engine}") from None
+    if args.engine == "server":
+        if "base_url" not in given:
+            raise CliError("--engine server needs --base-url, the server's URL (e.g. http://127.0.0.1:8000/v1)")
+        if getattr(args, "threads", None):
+            raise CliError("--threads is a flag of the local engines, not of --engine server")
+    elif not args.model:
+        raise CliError(f"--engine {args.engine} needs --model, a local model directory or .gguf file")
+    return given
 
 
 def build_judge(args: argparse.Namespace, device: str | None = None) -> Judge:
@@ -130,7 +162,7 @@ def build_judge(args: argparse.Namespace, device: str | None = None) -> Judge:
     if args.engine == "vllm":  # vLLM's log lines to stderr, at the CLI's level: stdout keeps the results
         os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
         os.environ.setdefault("VLLM_LOGGING_LEVEL", "DEBUG" if getattr(args, "debug", False) else "WARNING")
-    if device is not None:
+    if device is not None and args.engine != "server":  # a server's GPUs are its own
         if args.engine != "vllm":
             options["device_map"] = device
         elif device.startswith("cuda"):  # the rank's GPUs, set before its engine's processes start

@@ -12,14 +12,21 @@ A config (YAML or TOML) looks like::
     datasets:
       - {name: example, path: examples/example.jsonl, context_col: context}
 
-Each model is loaded once; a model entry may set `engine` (``transformers`` or ``vllm``), `threads`
-and any option of its engine (as the flags of `localjudge score`): `dtype`, `max_context`,
-`max_rows`; `device_map`, `decoder` (transformers); `tensor_parallel_size`,
+Each model is loaded once; a model entry may set `engine` (``transformers``, ``vllm`` or
+``server``), `threads` and any option of its engine (as the flags of `localjudge score`): `dtype`,
+`max_context`, `max_rows`; `device_map`, `decoder` (transformers); `tensor_parallel_size`,
 `pipeline_parallel_size`, `gpu_memory_utilization`, `distributed_executor_backend`,
-`enforce_eager` (vllm). A dataset entry may set `input_col`, `output_col`, `context_col`,
-`id_col`, `limit`, `batch_size` and `scorers` (a subset to run on it). A scorer entry is a name
-or `{name, scale, mode}`; `scorer_options` gives a scorer's options by its name (the keywords of
-its factory, as `--scorer-option`), for every entry of that scorer. Every cell is resumable
+`enforce_eager` (vllm); `base_url`, `served_model`, `api_key_env`, `concurrency`,
+`request_timeout`, `server_kind` (server). A server entry needs `name` (its results folder) and
+`base_url`; its `path` (or `tokenizer`), optional, is the served model's tokenizer folder::
+
+    models:
+      - {name: qwen-on-vllm, engine: server, base_url: "http://127.0.0.1:8000/v1", path: models/qwen}
+
+A dataset entry may set `input_col`, `output_col`, `context_col`, `id_col`, `limit`,
+`batch_size` and `scorers` (a subset to run on it). A scorer entry is a name or `{name, scale,
+mode}`; `scorer_options` gives a scorer's options by its name (the keywords of its factory, as
+`--scorer-option`), for every entry of that scorer. Every cell is resumable
 (`<out_dir>/<model>/<dataset>/<scorer>.jsonl` plus its `.progress/` log); the combined summary
 is written to `<out_dir>/summary.csv` and `summary.md`.
 """
@@ -70,14 +77,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
         if not config.get(key) or not isinstance(config[key], list):
             raise ValueError(f"{p}: '{key}' must be a non-empty list")
     for entry in config["models"]:
-        unknown = set(entry) - MODEL_KEYS if isinstance(entry, dict) else set()
-        if not isinstance(entry, dict) or unknown or "path" not in entry:
-            raise ValueError(f"{p}: model entry {entry!r}: needs 'path'; unknown keys {sorted(unknown)} "
-                             f"(known: {', '.join(sorted(MODEL_KEYS))})")
-        try:
-            check_engine(entry.get("engine", "transformers"), _engine_options(entry))
-        except ValueError as error:
-            raise ValueError(f"{p}: model entry {entry!r}: {error}") from None
+        _check_model(p, entry)
     for entry in config["datasets"]:
         unknown = set(entry) - CELL_KEYS
         if unknown or "path" not in entry:
@@ -97,6 +97,23 @@ def load_config(path: str | Path) -> dict[str, Any]:
             raise ValueError(f"{p}: scorer_options names {name!r}, which is not in 'scorers' ({', '.join(names)})")
     config.setdefault("out_dir", str(p.with_suffix("")) + "-results")
     return config
+
+
+def _check_model(p: Path, entry: Any) -> None:
+    """A model entry's shape: known keys; `path` (a local engine) or `name` and `base_url` (a
+    server); options its engine takes."""
+    unknown = set(entry) - MODEL_KEYS if isinstance(entry, dict) else set()
+    server = isinstance(entry, dict) and entry.get("engine") == "server"
+    needs = ("name", "base_url") if server else ("path",)
+    if not isinstance(entry, dict) or unknown or any(key not in entry for key in needs):
+        raise ValueError(f"{p}: model entry {entry!r}: needs {' and '.join(repr(k) for k in needs)}; unknown "
+                         f"keys {sorted(unknown)} (known: {', '.join(sorted(MODEL_KEYS))})")
+    try:
+        check_engine(entry.get("engine", "transformers"), _engine_options(entry))
+    except ValueError as error:
+        raise ValueError(f"{p}: model entry {entry!r}: {error}") from None
+    if server and entry.get("threads"):
+        raise ValueError(f"{p}: model entry {entry!r}: threads is a key of the local engines, not of the server engine")
 
 
 def _engine_options(model: dict[str, Any]) -> dict[str, Any]:
@@ -121,7 +138,7 @@ def run_sweep(args: argparse.Namespace) -> int:
         model_name = model.get("name") or Path(model["path"]).name
         engine = model.get("engine", "transformers")
         set_threads(model.get("threads"), engine)
-        judge = load_judge(model["path"], engine=engine, **_engine_options(model))  # heavy: the engine loads here
+        judge = load_judge(model.get("path"), engine=engine, **_engine_options(model))  # heavy: the engine loads here
         for data in config["datasets"]:
             data_name = data.get("name") or Path(data["path"]).stem
             dataset = read_table(data["path"])

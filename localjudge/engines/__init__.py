@@ -4,7 +4,8 @@
 engine options (and the identity they give a judge); `chat_template`, `grammar` and
 `model_files` are what every engine shares (rendering with a family's template, the answer's
 grammar and label readings, local-only safe model paths). The engines themselves are the
-sub-folders `transformers/` (own decode loop, KV and prefix caches, row grammars) and `vllm/`.
+sub-folders `transformers/` (own decode loop, KV and prefix caches, row grammars), `vllm/` and
+`server/` (a running inference server over HTTP).
 """
 
 from localjudge.engines.choice import EngineOptionError, check_engine, load_judge, rank_gpus

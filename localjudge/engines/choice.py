@@ -1,9 +1,11 @@
 """Choosing the engine a judge runs on: ``transformers`` (localjudge's own decode loop, any model
-transformers loads, CPU or GPU) or ``vllm`` (vLLM's scheduler: GPU workstations, several GPUs or
-nodes). The CLI, sweeps and the pytest plugin load judges through `load_judge`.
+transformers loads, CPU or GPU), ``vllm`` (vLLM's scheduler: GPU workstations, several GPUs or
+nodes) or ``server`` (an inference server already running, over HTTP). The CLI, sweeps and the
+pytest plugin load judges through `load_judge`.
 
-Each engine takes its own options; giving one to the other engine is an error that names the
-option, never silently ignored. Light: the engine's heavy imports happen in its `load`.
+Each engine takes its own options; giving one to another engine is an error that names the
+option, never silently ignored. Light: an engine's heavy imports happen in its `load` (the server
+engine has none).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.engines.options import ENGINES, OPTIONS
+from localjudge.engines.server import ServerJudge  # light: the standard library's HTTP
 from localjudge.judge import Judge
 
 
@@ -36,10 +39,23 @@ def check_engine(engine: str, options: dict[str, Any]) -> dict[str, Any]:
     return given
 
 
-def load_judge(model_path: str | Path, *, engine: str = "transformers", **options: Any) -> Judge:
+def load_judge(model_path: str | Path | None, *, engine: str = "transformers", **options: Any) -> Judge:
     """Load a judge from a local model on `engine` (`TransformersJudge.load` or
-    `VLLMJudge.load`, with `options` as their keywords; None means the engine's default)."""
+    `VLLMJudge.load`, with `options` as their keywords; None means the engine's default).
+
+    On the ``server`` engine (`ServerJudge`, which needs `base_url`) `model_path` is the served
+    model's local folder whose tokenizer renders the prompts, the same as its `tokenizer` option;
+    None for none (the server then applies its own chat template)."""
     given = check_engine(engine, options)
+    if engine == "server":
+        tokenizer = given.pop("tokenizer", None)
+        if model_path is not None and tokenizer is not None and Path(model_path) != Path(tokenizer):
+            raise ValueError(f"the model path {str(model_path)!r} and tokenizer {str(tokenizer)!r} differ: give one")
+        if "base_url" not in given:
+            raise ValueError("the server engine needs base_url (the server's URL, e.g. http://127.0.0.1:8000/v1)")
+        return ServerJudge(given.pop("base_url"), tokenizer=tokenizer if model_path is None else model_path, **given)
+    if model_path is None:
+        raise ValueError(f"the {engine} engine needs a local model path")
     if engine == "vllm":
         from localjudge.engines.vllm import VLLMJudge
 

@@ -2,7 +2,7 @@
 
 `ENGINE_OPTIONS` is the one table of option names: which engines take each, and whether
 `localjudge score` has a flag for it. The engine choice (`choice.py`), the CLI's flags and a
-sweep's model keys all read it. Both engines check `max_rows` and build their identity here.
+sweep's model keys all read it. The engines check `max_rows` and build their identity here.
 """
 
 from __future__ import annotations
@@ -11,17 +11,18 @@ from typing import Any
 
 from localjudge.repetition import MAX_REPEAT_WORDS
 
-ENGINES = ("transformers", "vllm")
-TRANSFORMERS, VLLM = ("transformers",), ("vllm",)
+ENGINES = ("transformers", "vllm", "server")
+TRANSFORMERS, VLLM, SERVER = ("transformers",), ("vllm",), ("server",)
+LOCAL = ("transformers", "vllm")  # the engines that load the model themselves
 # Every engine option, once: the engines that take it, and whether `localjudge score` has a flag
 # for it (``--max-rows``); the rest are keywords of `load_judge` and keys of a sweep's model entry.
 ENGINE_OPTIONS: dict[str, tuple[tuple[str, ...], bool]] = {
-    "dtype": (ENGINES, True),
-    "max_context": (ENGINES, True),
-    "max_rows": (ENGINES, True),
-    "trust_remote_code": (ENGINES, True),
-    "allow_pickle": (ENGINES, True),
-    "repeat_guard": (ENGINES, False),
+    "dtype": (LOCAL, True),
+    "max_context": (LOCAL, True),
+    "max_rows": (LOCAL, True),
+    "trust_remote_code": (LOCAL, True),
+    "allow_pickle": (LOCAL, True),
+    "repeat_guard": (LOCAL, False),
     "device_map": (TRANSFORMERS, True),
     "decoder": (TRANSFORMERS, True),
     "prefix_cache": (TRANSFORMERS, False),
@@ -32,6 +33,13 @@ ENGINE_OPTIONS: dict[str, tuple[tuple[str, ...], bool]] = {
     "enforce_eager": (VLLM, True),
     "kv_cache_memory_bytes": (VLLM, False),
     "load_format": (VLLM, False),
+    "base_url": (SERVER, True),
+    "served_model": (SERVER, True),
+    "api_key_env": (SERVER, True),
+    "concurrency": (SERVER, True),
+    "request_timeout": (SERVER, True),
+    "tokenizer": (SERVER, True),
+    "server_kind": (SERVER, True),
 }
 OPTIONS = {engine: {name for name, (engines, _) in ENGINE_OPTIONS.items() if engine in engines} for engine in ENGINES}
 FLAGS = tuple(name for name, (_, flag) in ENGINE_OPTIONS.items() if flag)

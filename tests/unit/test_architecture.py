@@ -2,7 +2,7 @@
 
 Each module belongs to a unit: the contract (`result`, `judge`, `repetition` at the top), a
 folder (`samples`, `scoring`, `scorers`, `engines`, `engines.transformers`, `engines.vllm`,
-`evaluation`, `live`, `view`, `bench`, `cli`) or the facade (`localjudge/__init__.py`). `RULES`
+`engines.server`, `evaluation`, `live`, `view`, `bench`, `cli`) or the facade (`localjudge/__init__.py`). `RULES`
 says which other units a unit may import; everything else is a breach. The rules leave room for
 what comes next: a model-free scorer is a file in `scorers/` (it imports what scorers do); an
 engine that talks HTTP is a new `engines.*` unit that may not import torch's engines; a Ray runner
@@ -34,15 +34,16 @@ RULES: dict[str, set[str]] = {
     "samples": LOW,
     "scoring": LOW | {"samples"},
     "scorers": LOW | {"samples", "scoring"},
-    "engines": LOW | {"engines.transformers", "engines.vllm"},  # choosing one: deferred imports
+    "engines": LOW | {"engines.transformers", "engines.vllm", "engines.server"},  # choosing one (heavy: deferred)
     "engines.transformers": LOW | {"engines"},
     "engines.vllm": LOW | {"engines"},
+    "engines.server": LOW | {"engines"},  # HTTP only: never torch's engines or vLLM
     "evaluation": LOW | {"samples", "scoring"},
     "live": LOW | {"samples", "scoring", "evaluation"},
     "view": LOW | {"evaluation"},
     "bench": LOW | {"samples", "scoring", "scorers", "evaluation"},
-    "cli": LOW | {"samples", "scoring", "scorers", "engines", "engines.transformers", "engines.vllm", "evaluation",
-                  "live", "view", "bench"},
+    "cli": LOW | {"samples", "scoring", "scorers", "engines", "engines.transformers", "engines.vllm", "engines.server",
+                  "evaluation", "live", "view", "bench"},
     "facade": LOW | {"samples", "scoring", "scorers", "engines.transformers", "evaluation", "live", "bench"},
 }
 # torch and transformers; vLLM; numpy and matplotlib; every command: imported inside a function where needed
@@ -60,7 +61,7 @@ def unit(module: str) -> str:
         return "facade"
     if parts[0] in CONTRACT:
         return "contract"
-    if parts[0] == "engines" and len(parts) > 1 and parts[1] in ("transformers", "vllm"):
+    if parts[0] == "engines" and len(parts) > 1 and parts[1] in ("transformers", "vllm", "server"):
         return f"engines.{parts[1]}"
     return parts[0]
 

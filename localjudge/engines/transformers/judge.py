@@ -93,6 +93,7 @@ class TransformersJudge(chat_template.TemplatePrompts):
         repeat_guard: bool = True,
         decoder: str = "loop",
         max_rows: int | None = None,
+        _share: TransformersJudge | None = None,
     ) -> None:
         import llguidance.hf
 
@@ -100,10 +101,16 @@ class TransformersJudge(chat_template.TemplatePrompts):
             raise TypeError(f"TransformersJudge takes a loaded model; to load {str(model)!r} use "
                             "TransformersJudge.load(path, ...)")
         self.model = model.eval()
-        self.tokenizer = copy.deepcopy(tokenizer)
-        if self.tokenizer.pad_token is None:
-            self.tokenizer.pad_token = self.tokenizer.eos_token
-        self.tokenizer.padding_side = "left"  # decoder-only batching pads on the left
+        self._weights = identity
+        self._options = {"prefix_cache": prefix_cache, "max_context": max_context, "repeat_guard": repeat_guard,
+                         "decoder": decoder, "max_rows": max_rows}
+        if _share is not None:  # a variant (`variant`): the same model, tokenizer and vocabulary index
+            self.tokenizer = _share.tokenizer
+        else:
+            self.tokenizer = copy.deepcopy(tokenizer)
+            if self.tokenizer.pad_token is None:
+                self.tokenizer.pad_token = self.tokenizer.eos_token
+            self.tokenizer.padding_side = "left"  # decoder-only batching pads on the left
         self.context_window = context_window(self.model.config, self.tokenizer, max_context)
         self.system_role = chat_template.system_role_supported(self.tokenizer)
         if decoder not in DECODERS:
@@ -122,14 +129,16 @@ class TransformersJudge(chat_template.TemplatePrompts):
         # (padded: Qwen 151936 for 151665 tokens) or the tokenizer's (Gemma 3 1B: 262145 tokens
         # for 262144 rows), whichever is larger; the mask is cut to the logits.
         n_vocab = max(self.model.config.get_text_config(decoder=True).vocab_size, len(self.tokenizer))
-        self._llg_tokenizer = llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=n_vocab)
-        self._grammars: dict[type[BaseModel], tuple[str, dict[str, tuple[str, ...]]]] = {}
+        self._llg_tokenizer: Any = _share._llg_tokenizer if _share is not None else \
+            llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=n_vocab)
+        self._grammars: dict[type[BaseModel], tuple[str, dict[str, tuple[str, ...]]]] = \
+            _share._grammars if _share is not None else {}
         # transformers 5.2x renamed `past_key_values` to `cache`; use whichever this one takes.
         forward_params = inspect.signature(self.model.forward).parameters
         self._cache_kw = "cache" if "cache" in forward_params else "past_key_values"
         self.prefixes = PrefixCache(self.model, self._cache_kw, self.tokenizer.pad_token_id)
         self.repeat_guard = repeat_guard
-        self._closers: torch.Tensor | None = None  # tokens that start with a quote, found once
+        self._closers: torch.Tensor | None = _share._closers if _share is not None else None  # found once
         # The loop's tokens are generate's; its label probabilities can differ by rounding
         # (a multi-token pass rounds differently), so the fallback's results are kept apart.
         fallback = "+generate" if self.decoder == "generate" else ""
@@ -190,6 +199,17 @@ class TransformersJudge(chat_template.TemplatePrompts):
         return cls(model, tokenizer, identity=f"{files.directory.name}@{files.fingerprint()}",
                    prefix_cache=prefix_cache, max_context=max_context, repeat_guard=repeat_guard,
                    decoder=decoder, max_rows=max_rows)
+
+    def variant(self, **options: Any) -> TransformersJudge:
+        """This judge with other decoding options (`prefix_cache`, `max_context`, `repeat_guard`,
+        `decoder`, `max_rows`), on the same model: it shares the tokenizer, the grammar engine's
+        vocabulary index and the compiled grammars instead of building them again (seconds each
+        on a 150k-token vocabulary). Its identity follows its options, as a new judge's would."""
+        unknown = set(options) - set(self._options)
+        if unknown:
+            raise TypeError(f"variant() takes {', '.join(sorted(self._options))}, not {', '.join(sorted(unknown))}")
+        return TransformersJudge(self.model, self.tokenizer, identity=self._weights, **{**self._options, **options},
+                                 _share=self)
 
     def closers(self) -> torch.Tensor:
         """Bool vector over the vocabulary: tokens whose text starts with a quote (built once)."""

@@ -1,0 +1,11 @@
+"""The server engine (light: the standard library's HTTP): judge with a running inference server.
+
+`judge` (`ServerJudge`), `dialects` (each server kind's request and reply), `client` (HTTP with
+timeouts and bounded retries).
+"""
+
+from localjudge.engines.server.client import ServerError
+from localjudge.engines.server.dialects import KINDS
+from localjudge.engines.server.judge import ServerJudge
+
+__all__ = ["KINDS", "ServerError", "ServerJudge"]

@@ -1,0 +1,117 @@
+"""What each kind of server is sent and answers: one table, one request builder, one reader.
+
+Per kind (token ids go to ``/v1/completions`` when the judge has the model's tokenizer, else
+chat messages to ``/v1/chat/completions``):
+
+- ``vllm``: ``structured_outputs: {json: spec}``; ``logprobs`` (completions) or ``top_logprobs``
+  (chat), computed after the grammar's mask.
+- ``sglang``: ``json_schema`` (a JSON string) on completions, ``response_format`` on chat; logprobs.
+- ``llama-cpp`` (llama-server): ``json_schema`` on completions, ``response_format`` on chat;
+  ``n_probs``, computed before the grammar (`grammar.label_mass` renormalises over the labels).
+- ``ollama``: chat messages only, to its own ``/api/chat`` with ``format: schema``; no logprobs.
+- ``openai`` (LM Studio, any other): chat messages only, ``response_format: {type: json_schema}``,
+  ``top_logprobs`` where the server gives them.
+
+vLLM's dialect follows vLLM 0.32's source (its server was seen to take token-id prompts with
+``structured_outputs: {json: schema}`` and ``logprobs``); the others are written from each
+server's documentation and source, not checked against a running server. vLLM gets
+localjudge's own grammar spec (`grammar.grammar_spec`), whose ``x-guidance:
+{whitespace_flexible: false}`` its ``guidance`` backend reads; its other backends ignore it, and
+vLLM 0.32 reads ``disable_any_whitespace`` only from the server's start options, not per request:
+start the server with ``--structured-outputs-config '{"backend": "guidance"}'`` for the in-process
+engines' grammar. The other servers get the plain JSON schema. A chat-message dialect lets the
+server render the prompt with its own template: the judge's identity says so (``+server-template``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from localjudge.judge import ChatPrompt
+
+KINDS = ("vllm", "sglang", "llama-cpp", "ollama", "openai")
+TOKEN_KINDS = frozenset({"vllm", "sglang", "llama-cpp"})  # take token-id prompts on /v1/completions
+LOGPROBS = 20  # top logprobs per position: vLLM's and OpenAI's cap; a label choice allows fewer tokens
+Position = tuple[str, list[tuple[str, float]]]  # a generated token's text, and (text, probability) candidates
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A server's answer to one row, read the same way for every dialect."""
+
+    text: str
+    finish_reason: str | None
+    new_tokens: int
+    positions: tuple[Position, ...] = ()
+
+
+def request(kind: str, model: str, prompt: Sequence[int] | ChatPrompt, spec: dict[str, Any], *,
+            max_tokens: int, logprobs: bool) -> tuple[str, dict[str, Any]]:
+    """The (path, JSON body) of one greedy, constrained request: token ids go to the completions
+    endpoint, chat messages to the chat one. `spec` is `grammar.grammar_spec`'s; `logprobs`:
+    ask for the top tokens per position (the schema has labels)."""
+    tokens = bool(prompt) and not isinstance(prompt[0], dict)
+    schema = {k: v for k, v in spec.items() if k != "x-guidance"}
+    if kind == "ollama":
+        if tokens:
+            raise ValueError("an Ollama server takes chat messages, not token ids")
+        return "/api/chat", {"model": model, "messages": list(prompt), "stream": False, "format": schema,
+                             "options": {"temperature": 0, "seed": 0, "num_predict": max_tokens}}
+    if kind == "openai" and tokens:
+        raise ValueError("a generic OpenAI-compatible server takes chat messages, not token ids")
+    body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "temperature": 0, "seed": 0}
+    if tokens:
+        body["prompt"] = list(prompt)
+        if logprobs:
+            body["n_probs" if kind == "llama-cpp" else "logprobs"] = LOGPROBS
+    else:
+        body["messages"] = list(prompt)
+        if logprobs:
+            body.update(logprobs=True, top_logprobs=LOGPROBS)
+    if kind == "vllm":
+        body["structured_outputs"] = {"json": spec}
+    elif tokens and kind == "sglang":
+        body["json_schema"] = json.dumps(schema)
+    elif tokens and kind == "llama-cpp":
+        body["json_schema"] = schema
+    else:
+        body["response_format"] = {"type": "json_schema",
+                                   "json_schema": {"name": spec.get("title", "answer"), "schema": schema,
+                                                   "strict": True}}
+    return ("/v1/completions" if tokens else "/v1/chat/completions"), body
+
+
+def reply(data: Any) -> Reply:
+    """One row's `Reply` from a server's JSON (an OpenAI completion or chat completion, or
+    Ollama's chat reply). Raises KeyError, IndexError or TypeError on any other shape."""
+    if "choices" not in data and "message" in data:  # Ollama's /api/chat
+        return Reply(data["message"]["content"], data.get("done_reason"), int(data.get("eval_count") or 0))
+    choice = data["choices"][0]
+    text = choice["text"] if "text" in choice else choice["message"]["content"]
+    usage = data.get("usage") or {}
+    probs = choice.get("logprobs") or data.get("completion_probabilities") or choice.get("completion_probabilities")
+    positions = _positions(probs) if probs else ()
+    return Reply(text or "", choice.get("finish_reason"), int(usage.get("completion_tokens") or len(positions)),
+                 positions)
+
+
+def _positions(probs: Any) -> tuple[Position, ...]:
+    """(token text, candidates) per generated token from any of the logprob shapes servers use:
+    OpenAI completions (``tokens`` + ``top_logprobs`` dicts), OpenAI chat (``content``: a list of
+    tokens with ``top_logprobs`` lists) and llama.cpp's ``completion_probabilities``."""
+    if isinstance(probs, dict) and "tokens" in probs:
+        tops = probs.get("top_logprobs") or []
+        return tuple((token, [(t, math.exp(lp)) for t, lp in (tops[k] or {}).items()] if k < len(tops) else [])
+                     for k, token in enumerate(probs["tokens"]))
+    items = (probs.get("content") or []) if isinstance(probs, dict) else probs
+    found = []
+    for item in items:
+        tops = item.get("top_logprobs") or item.get("probs") or []
+        candidates = [(str(c.get("token", c.get("tok_str", ""))),
+                       math.exp(c["logprob"]) if "logprob" in c else float(c.get("prob", 0.0))) for c in tops]
+        found.append((str(item.get("token", item.get("content", ""))), candidates))
+    return tuple(found)

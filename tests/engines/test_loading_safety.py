@@ -1,0 +1,85 @@
+"""Loading a model runs no code from it, with real transformers and no trained model: the
+arguments `from_pretrained` really receives (local files only, no remote code, safetensors
+unless pickles are allowed), `TransformersJudge.load`'s safe defaults, and a real folder with
+both safetensors and a pickle loading the safetensors (the llama3 family fixture). The path
+rules themselves: tests/unit/engines/test_model_files.py.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.unit.engines.test_model_files import make_dir
+
+
+def test_transformers_judge_defaults_to_no_remote_code_and_no_pickle() -> None:
+    import inspect
+
+    from localjudge.engines.transformers.judge import TransformersJudge
+
+    params = inspect.signature(TransformersJudge.load).parameters
+    for name in ("trust_remote_code", "allow_pickle"):
+        assert params[name].default is False, name
+
+
+class Loaded(Exception):
+    """Stops a judge's construction once both `from_pretrained` calls have been seen."""
+
+
+@pytest.mark.parametrize("weights", ["model.safetensors", "model.gguf"])
+@pytest.mark.parametrize("allow_pickle", [False, True])
+def test_from_pretrained_receives_local_only_safe_arguments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            weights: str, allow_pickle: bool) -> None:
+    """The arguments the tokenizer's and the model's `from_pretrained` really receive, recorded at
+    run time (however the code builds them): local files only, no remote code, and safetensors
+    only unless pickles were allowed (a GGUF file is its own format)."""
+    import transformers
+
+    calls: dict[str, dict] = {}
+
+    def recorder(name: str, stop: bool):  # type: ignore[no-untyped-def]
+        def from_pretrained(path: str, *args: object, **kwargs: object) -> object:
+            calls[name] = {"path": path, "args": args, **kwargs}
+            if stop:
+                raise Loaded
+            return object()
+
+        return from_pretrained
+
+    monkeypatch.setattr(transformers.AutoTokenizer, "from_pretrained", recorder("tokenizer", False))
+    monkeypatch.setattr(transformers.AutoModelForCausalLM, "from_pretrained", recorder("model", True))
+    from localjudge.engines.transformers.judge import TransformersJudge
+
+    folder = make_dir(tmp_path / "m", weights)
+    with pytest.raises(Loaded):
+        TransformersJudge.load(folder / weights if weights.endswith(".gguf") else folder, allow_pickle=allow_pickle)
+    for name in ("tokenizer", "model"):
+        assert calls[name]["path"] == str(folder) and calls[name]["args"] == ()
+        assert calls[name]["local_files_only"] is True and calls[name]["trust_remote_code"] is False, name
+    if weights.endswith(".gguf"):
+        assert calls["tokenizer"]["gguf_file"] == calls["model"]["gguf_file"] == weights
+    else:
+        assert calls["model"]["use_safetensors"] is (None if allow_pickle else True)
+        assert "gguf_file" not in calls["model"]
+
+
+@pytest.mark.parametrize("allow_pickle", [False, True])
+def test_real_folder_with_safetensors_and_a_pickle_loads_the_safetensors(family_dir, tmp_path: Path,
+                                                                         allow_pickle: bool) -> None:
+    """Real transformers, a real model folder plus a `pytorch_model.bin` of zeroed weights of the
+    same shapes: the loaded model has the safetensors' weights, never the pickle's."""
+    import torch
+    from safetensors.torch import load_file
+
+    from localjudge.engines.transformers.judge import TransformersJudge
+
+    source, folder = family_dir("llama3"), tmp_path / "both"
+    shutil.copytree(source, folder)
+    weights = load_file(str(folder / "model.safetensors"))
+    torch.save({name: torch.zeros_like(t) for name, t in weights.items()}, folder / "pytorch_model.bin")
+    judge = TransformersJudge.load(folder, allow_pickle=allow_pickle)
+    name = "model.embed_tokens.weight"
+    assert torch.equal(judge.model.state_dict()[name], weights[name]) and weights[name].abs().sum() > 0

@@ -1,0 +1,19 @@
+"""The docs' `<!-- needs-model -->` Python blocks on the default model (the unit tier runs them on
+the fake judge: tests/unit/test_docs.py, which also holds the page parsing used here)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.fakes import make_fake_judge
+from tests.unit.test_docs import PAGES_WITH_MODEL_EXAMPLES, rel, run_page
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_MODEL_EXAMPLES, ids=rel)
+def test_needs_model_examples_run_on_the_default_model(page: Path, model_dir: Path, tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "models").symlink_to(model_dir.parent, target_is_directory=True)
+    monkeypatch.chdir(tmp_path)
+    run_page(page, make_fake_judge(), model_blocks=True, other_blocks=False)

@@ -1,0 +1,129 @@
+"""`--engine server` from the command line, a sweep and the pytest plugin, against the in-process
+fake server (`tests.unit.engines.fake_server`, answering each request's schema): only the
+options given reach the engine, every row of the example file is scored, and each misuse is one
+line and exit code 2. (The engine itself: tests/unit/engines/test_server_judge.py.)"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from localjudge.cli.main import main
+from tests.conftest import EXAMPLES
+from tests.unit.engines.fake_server import FakeServer, schema_answer, serving
+
+EXAMPLE = EXAMPLES / "example.jsonl"
+ROWS = len(EXAMPLE.read_text(encoding="utf-8").splitlines())
+
+pytest_plugins = ["pytester"]
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with serving() as srv:
+        srv.answer = schema_answer  # a valid instance of each step's schema: every row scores
+        yield srv
+
+
+def score(*flags: str) -> list[str]:
+    return ["--quiet", "score", "--scorer", "toxicity", "--data", str(EXAMPLE), *flags]
+
+
+def one_line_error(capsys: pytest.CaptureFixture[str], argv: list[str]) -> str:
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("localjudge: error: ") and err.count("\n") == 1, err
+    return err
+
+
+def test_the_server_engine_needs_a_base_url(capsys: pytest.CaptureFixture[str]) -> None:
+    err = one_line_error(capsys, score("--engine", "server"))
+    assert "--engine server needs --base-url" in err
+
+
+@pytest.mark.parametrize("flag", [["--base-url", "http://127.0.0.1:9/v1"], ["--served-model", "m"],
+                                  ["--api-key-env", "KEY"], ["--concurrency", "4"], ["--request-timeout", "5"],
+                                  ["--tokenizer", "models/m"], ["--server-kind", "vllm"]])
+def test_server_flags_are_refused_on_a_local_engine(capsys: pytest.CaptureFixture[str], flag: list[str]) -> None:
+    err = one_line_error(capsys, score("--model", "models/m", "--engine", "transformers", *flag))
+    assert f"{flag[0]} is a flag of the server engine, not of --engine transformers" in err
+
+
+def test_local_flags_are_refused_on_the_server_engine(capsys: pytest.CaptureFixture[str]) -> None:
+    err = one_line_error(capsys, score("--engine", "server", "--base-url", "http://127.0.0.1:9/v1", "--dtype", "auto"))
+    assert "--dtype is a flag of the transformers and vllm engines, not of --engine server" in err
+    err = one_line_error(capsys, score("--engine", "server", "--base-url", "http://127.0.0.1:9/v1", "--threads", "2"))
+    assert "--threads is a flag of the local engines, not of --engine server" in err
+
+
+def test_a_local_engine_still_needs_a_model(capsys: pytest.CaptureFixture[str]) -> None:
+    assert "--engine transformers needs --model" in one_line_error(capsys, score())
+
+
+def test_a_model_and_a_different_tokenizer_are_refused(capsys: pytest.CaptureFixture[str], server: FakeServer) -> None:
+    err = one_line_error(capsys, score("--engine", "server", "--base-url", server.url, "--model", "models/a",
+                                       "--tokenizer", "models/b"))
+    assert "differ: give one" in err and not server.posts()
+
+
+def test_a_server_that_is_not_there_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    with serving() as gone:
+        url = gone.url
+    err = one_line_error(capsys, score("--engine", "server", "--base-url", url, "--request-timeout", "2"))
+    assert "cannot reach 127.0.0.1" in err
+
+
+def test_score_on_a_server_scores_every_row(capsys: pytest.CaptureFixture[str], server: FakeServer,
+                                            tmp_path: Path) -> None:
+    out = tmp_path / "scored.jsonl"
+    assert main(score("--engine", "server", "--base-url", server.url, "--concurrency", "3", "--out", str(out))) == 0
+    captured = capsys.readouterr()
+    assert "judge: judge-model@127.0.0.1" in captured.err and "+server-template" in captured.err
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == ROWS and all(row["toxicity_score"] is not None for row in rows), rows
+    [summary] = [line.split(" | ") for line in captured.out.splitlines() if line.startswith("| toxicity |")]
+    assert summary[3:5] == [str(ROWS), "0"]  # scored, unscored
+    posts = server.posts()
+    assert posts and all(path == "/v1/chat/completions" and "structured_outputs" in body for path, body in posts)
+    assert not any(key in body for _, body in posts for key in ("dtype", "max_context", "device_map"))
+
+
+def test_a_sweep_with_a_server_model(server: FakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "sweep.yaml"
+    model = f"{{name: on-server, engine: server, base_url: '{server.url}', concurrency: 2}}"
+    config.write_text(f"out_dir: {tmp_path / 'runs'}\nscorers: [toxicity]\nmodels: [{model}]\n"
+                      f"datasets: [{{name: example, path: {EXAMPLE}}}]\n", encoding="utf-8")
+    assert main(["--quiet", "sweep", str(config)]) == 0
+    rows = [json.loads(line) for line in (tmp_path / "runs" / "on-server" / "example" / "toxicity.jsonl")
+            .read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == ROWS and all(row["toxicity_score"] is not None for row in rows)
+    capsys.readouterr()
+    for entry, says in [("{engine: server, base_url: 'http://h/v1'}", "needs 'name' and 'base_url'"),
+                        ("{name: s, engine: server}", "needs 'name' and 'base_url'"),
+                        ("{name: s, engine: server, base_url: 'http://h/v1', dtype: auto}",
+                         "dtype is an option of the transformers engine, not of the server engine"),
+                        ("{name: s, engine: server, base_url: 'http://h/v1', threads: 2}",
+                         "threads is a key of the local engines")]:
+        config.write_text(f"scorers: [toxicity]\nmodels: [{entry}]\ndatasets: [{{path: {EXAMPLE}}}]\n",
+                          encoding="utf-8")
+        assert says in one_line_error(capsys, ["sweep", str(config)])
+
+
+def test_the_pytest_plugin_judges_on_a_server(pytester: pytest.Pytester, server: FakeServer,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("LOCALJUDGE_MODEL", raising=False)
+    pytester.makepyfile("def test_one(judge):\n    assert judge.identity.startswith('judge-model@127.0.0.1:')\n"
+                        "    assert judge.concurrency == 2\n")
+    result = pytester.runpytest("--localjudge-engine", "server", "--localjudge-base-url", server.url,
+                                "--localjudge-concurrency", "2")
+    result.assert_outcomes(passed=1)
+    missing = pytester.runpytest("--localjudge-engine", "server")
+    missing.assert_outcomes(errors=1)
+    missing.stdout.fnmatch_lines(["*on --localjudge-engine server needs --localjudge-base-url URL*"])
+    wrong = pytester.runpytest("--localjudge-engine", "server", "--localjudge-base-url", server.url,
+                               "--localjudge-dtype", "bfloat16")
+    wrong.assert_outcomes(errors=1)
+    wrong.stdout.fnmatch_lines(["*--localjudge-dtype is not an option of --localjudge-engine server*"])

@@ -1,0 +1,160 @@
+"""An in-process fake OpenAI-compatible server (127.0.0.1, a free port) for the server engine's tests.
+
+It speaks each dialect as `localjudge.engines.server.dialects` encodes it: vLLM's as checked
+against vLLM 0.32's server, the others as written from their documentation and source. It
+answers one fixed answer (`ANSWER`) or, with `answer = schema_answer`, a minimal valid instance
+of the schema each request carries, so whole scorers run on it. No model is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from localjudge.scoring.versioning import example_of
+
+ANSWER = '{"verdict":"yes"}'
+# Each kind's page that shows what it is (the engine's `PROBES`), and what the page holds.
+PAGES = {"vllm": ("/version", {"version": "0.32.0"}),
+         "sglang": ("/get_server_info", {"version": "0.5.2", "tp_size": 1}),
+         "llama-cpp": ("/props", {"default_generation_settings": {"n_ctx": 2048}, "build_info": "b6100-abc"}),
+         "ollama": ("/api/version", {"version": "0.12.3"}),
+         "openai": (None, None)}
+
+
+def ok_reply(path: str, body: dict[str, Any], text: str = ANSWER, finish: str = "stop",
+             logprobs: Any = None) -> dict[str, Any]:
+    """A successful reply in the shape of the endpoint asked."""
+    if path == "/api/chat":
+        return {"message": {"role": "assistant", "content": text}, "done_reason": finish, "eval_count": 5}
+    choice: dict[str, Any] = {"index": 0, "finish_reason": finish, "logprobs": logprobs}
+    if path == "/v1/completions":
+        choice["text"] = text
+    else:
+        choice["message"] = {"role": "assistant", "content": text}
+    return {"choices": [choice], "usage": {"prompt_tokens": 10, "completion_tokens": 5}}
+
+
+def sent_schema(body: dict[str, Any]) -> dict[str, Any]:
+    """The JSON schema a request constrains its answer to, in whichever dialect's field it is."""
+    if "structured_outputs" in body:
+        return dict(body["structured_outputs"]["json"])
+    if "format" in body:
+        return dict(body["format"])
+    if "json_schema" in body:
+        found = body["json_schema"]
+        return dict(json.loads(found) if isinstance(found, str) else found)
+    return dict(body["response_format"]["json_schema"]["schema"])
+
+
+def schema_answer(path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """A reply holding a minimal valid instance of the request's schema (compact JSON, as the
+    constrained servers write it): first label, one item per list."""
+    schema = sent_schema(body)
+    text = json.dumps(example_of(schema, schema.get("$defs", {})), separators=(",", ":"))
+    return ok_reply(path, body, text=text)
+
+
+class FakeServer(ThreadingHTTPServer):
+    """Answers the pages of one server kind; records every request; per-row actions by the
+    prompt's last message: "ok", an HTTP status, "reset" (connection closed unanswered) or
+    "sleep" (answers after the client's timeout)."""
+
+    daemon_threads = True
+    block_on_close = False
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.kind = "vllm"
+        self.models: list[dict[str, Any]] = [{"id": "judge-model", "max_model_len": 4096}]
+        self.requests: list[tuple[str, str, dict[str, Any], dict[str, str]]] = []
+        self.actions: dict[str, deque[Any]] = {}
+        self.answer: Callable[[str, dict[str, Any]], dict[str, Any]] = ok_reply
+        self.delay = 0.0
+        self.lock = threading.Lock()
+        self.in_flight = self.peak = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def posts(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(path, body) for method, path, body, _ in self.requests if method == "POST"]
+
+    def handle_error(self, request: Any, client_address: Any) -> None:  # a client gone after a timeout
+        pass
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: FakeServer
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _send(self, status: int, data: Any, retry_after: str | None = None) -> None:
+        raw = json.dumps(data).encode()
+        self.send_response(status)
+        if retry_after is not None:
+            self.send_header("Retry-After", retry_after)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(raw)))
+        self.end_headers()
+        self.wfile.write(raw)
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        srv = self.server
+        with srv.lock:
+            srv.requests.append(("GET", self.path, {}, dict(self.headers)))
+        page, data = PAGES[srv.kind]
+        if self.path == "/v1/models":
+            self._send(200, {"object": "list", "data": srv.models})
+        elif self.path == page:
+            self._send(200, data)
+        else:
+            self._send(404, {"detail": "Not Found"})
+
+    def do_POST(self) -> None:  # noqa: N802
+        srv = self.server
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        with srv.lock:
+            srv.requests.append(("POST", self.path, body, dict(self.headers)))
+            srv.in_flight += 1
+            srv.peak = max(srv.peak, srv.in_flight)
+            key = body["messages"][-1]["content"] if "messages" in body else ""
+            queue = srv.actions.get(key)
+            action = queue.popleft() if queue else "ok"
+        try:
+            time.sleep(srv.delay)
+            if action == "reset":
+                self.close_connection = True
+            elif action == "sleep":
+                time.sleep(1.0)
+                self._send(200, srv.answer(self.path, body))
+            elif isinstance(action, int):
+                self._send(action, {"error": {"message": f"fake error {action}", "code": action}})
+            elif isinstance(action, tuple):
+                self._send(action[0], {"error": {"message": action[1]}}, *action[2:])
+            else:
+                self._send(200, srv.answer(self.path, body))
+        finally:
+            with srv.lock:
+                srv.in_flight -= 1
+
+
+@contextmanager
+def serving() -> Iterator[FakeServer]:
+    """A fake server running on its own thread until the block ends."""
+    srv = FakeServer()
+    thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
