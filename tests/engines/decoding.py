@@ -51,7 +51,7 @@ _twins: dict[int, Any] = {}
 def both_decoders(judge: Any) -> tuple[Any, Any]:
     """The judge (its own loop) and a twin on the same model decoding with `generate`."""
     if id(judge) not in _twins:
-        _twins[id(judge)] = judge.variant(decoder="generate")
+        _twins[id(judge)] = judge.variant(decoder="generate", max_rows=None)  # all rows at once
     return judge, _twins[id(judge)]
 
 

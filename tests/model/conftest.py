@@ -3,10 +3,10 @@ modes, on a fixed set of rows, once a session. The real-model checks of all scor
 (tests/model/test_scorers.py, the repetition guard's tests/model/test_repeat_guard.py) instead
 of each scoring rows of its own.
 
-The rows: examples/agent_runs.jsonl (8 agent runs carrying every field a scorer reads: context,
-ground truth, system prompt, conversation, tool calls, expected trajectory, baseline; the rows of
-docs/benchmarks/accuracy.md's rows-scored table) and examples/example.jsonl (the quick start's 8
-rows: plain and chat-shaped runs, an empty output). A scorer that needs a field a row lacks
+The rows: the first 4 of examples/agent_runs.jsonl (agent runs carrying every field a scorer
+reads: context, ground truth, system prompt, conversation, tool calls, expected trajectory,
+baseline) and 2 of the quick start's (examples/example.jsonl: a chat-shaped run, an empty output).
+A scorer that needs a field a row lacks
 records that row unscored (`invalid_run`), never a model call.
 """
 
@@ -25,9 +25,16 @@ from localjudge.scoring import Scorer
 from tests.conftest import EXAMPLES
 from tests.scorer_options import OPTIONS, SCORER_MODES
 
-ROWS: list[dict[str, Any]] = [json.loads(line) for name in ("agent_runs.jsonl", "example.jsonl")
-                              for line in (EXAMPLES / name).read_text(encoding="utf-8").splitlines() if line.strip()]
-BATCH_SIZE = 8
+# Four agent runs (every field), and the quick start's rows no agent run resembles: a chat-shaped
+# run and an empty output (decided by rule). Six rows: one batch per scorer and mode.
+AGENT_ROWS, EXTRA = 4, ("chat", "empty")
+ROWS: list[dict[str, Any]] = [
+    *[json.loads(line) for line in (EXAMPLES / "agent_runs.jsonl").read_text(encoding="utf-8").splitlines()
+      if line.strip()][:AGENT_ROWS],
+    *[row for row in (json.loads(line) for line in (EXAMPLES / "example.jsonl").read_text(encoding="utf-8")
+                      .splitlines() if line.strip()) if row["run_id"] in EXTRA],
+]
+BATCH_SIZE = 8  # all six rows in one batch
 
 
 @dataclass(frozen=True)

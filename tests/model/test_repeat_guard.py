@@ -11,10 +11,10 @@ from tests.model.conftest import SharedRun
 
 
 def test_no_string_loops_on_the_real_model_with_the_guard(shared_run: SharedRun, real_judge: Any) -> None:
-    """Every scorer in every mode on the shared rows (the quick start's among them): with the guard
-    no claim, verdict reason or reason contains a loop. (Without it, on the quick start's rows
-    through hallucination, faithfulness and toxicity, 10 of 172 strings and 7 of 24 reasons loop:
-    `python benchmarks/bench_loops.py`; removing the guard fails this test.)"""
+    """Every scorer in every mode on the shared rows: with the guard no claim, verdict reason or
+    reason contains a loop. (Without it, on the quick start's rows through hallucination,
+    faithfulness and toxicity, 10 of 172 strings and 7 of 24 reasons loop:
+    `python benchmarks/bench_loops.py` measures it.)"""
     results = [r for rows in shared_run.results.values() for r in rows]
     texts = [r.reason or "" for r in results]
     texts += [v["reason"] for r in results for v in (r.analyze_step_result or {}).get("verdicts", [])]

@@ -52,8 +52,7 @@ CRASHES = {"judge_failed", "step_error"}
 VERDICTS: dict[str, Any] = {"hallucination": HallucinationVerdict, "faithfulness": FaithfulnessVerdict}
 
 
-def ids(case: tuple[str, str]) -> str:
-    return "-".join(case)
+IDS = [f"{name}-{mode}" for name, mode in SCORER_MODES]
 
 
 def judged(result: ScoreResult) -> bool:
@@ -61,7 +60,7 @@ def judged(result: ScoreResult) -> bool:
     return result.scored and bool(result.analyze_step_result)
 
 
-@pytest.mark.parametrize(("name", "mode"), SCORER_MODES, ids=ids)
+@pytest.mark.parametrize(("name", "mode"), SCORER_MODES, ids=IDS)
 def test_every_row_is_scored_in_range_or_unscored_with_its_reason(shared_run: SharedRun, name: str,
                                                                    mode: str) -> None:
     results = shared_run.results[name, mode]
@@ -76,7 +75,7 @@ def test_every_row_is_scored_in_range_or_unscored_with_its_reason(shared_run: Sh
             assert result.error_kind not in CRASHES, result
 
 
-@pytest.mark.parametrize(("name", "mode"), SCORER_MODES, ids=ids)
+@pytest.mark.parametrize(("name", "mode"), SCORER_MODES, ids=IDS)
 def test_each_scorer_scores_its_share_of_the_rows(shared_run: SharedRun, name: str, mode: str) -> None:
     results = [r for r in shared_run.results[name, mode] if r.error_kind != "invalid_run"]
     assert results, f"{name} can judge none of the rows"
@@ -88,7 +87,7 @@ def test_each_scorer_scores_its_share_of_the_rows(shared_run: SharedRun, name: s
         assert all(kind == "copied_example" for _, kind, _ in errors), errors
 
 
-@pytest.mark.parametrize(("name", "mode"), SCORER_MODES, ids=ids)
+@pytest.mark.parametrize(("name", "mode"), SCORER_MODES, ids=IDS)
 def test_an_answered_row_has_its_probability_score(shared_run: SharedRun, name: str, mode: str) -> None:
     if mode == "pipeline" and name not in PROB_SCORED:
         pytest.skip(f"{name}'s pipeline reads no probability score when a label reading is missing")
@@ -131,7 +130,14 @@ def test_the_rubric_gives_one_verdict_per_criterion(shared_run: SharedRun) -> No
             assert [v["criterion"] for v in result.analyze_step_result["verdicts"]] == criteria
 
 
-@pytest.mark.parametrize(("name", "mode"), SCORER_MODES, ids=ids)
+# Batched equals one-by-one is the engine's (float32 on CPU): shown on every kind of step, not
+# every scorer: claims -> verdicts -> reason, the output's sentences, one direct question, and
+# a scorer over tool calls.
+AGAIN = [("hallucination", "pipeline"), ("toxicity", "pipeline"), ("faithfulness", "direct"),
+         ("tool_call_accuracy", "pipeline")]
+
+
+@pytest.mark.parametrize(("name", "mode"), AGAIN, ids=[f"{n}-{m}" for n, m in AGAIN])
 def test_one_row_again_alone_gives_the_same_result(shared_run: SharedRun, name: str, mode: str) -> None:
     """Cheap determinism: one row (the first the judge answered) scored again in a batch of its
     own equals its result in the shared run's batches."""

@@ -125,8 +125,7 @@ def test_decode_loop_gives_generates_tokens_on_the_real_model(real_judge) -> Non
 def test_refilled_batches_give_generates_tokens_on_the_real_model(real_judge) -> None:
     """Two rows in flight on the real model, four rows a call: waiting rows join as others
     finish, and every step's generations are still `generate`'s (all rows at once)."""
-    from localjudge.engines.transformers.judge import TransformersJudge
 
-    refill = TransformersJudge(real_judge.model, real_judge.tokenizer, identity="real", max_rows=2)
+    refill = real_judge.variant(max_rows=2)
     stats = compare_scorers(refill, LONGER_RUNS[:4])
     assert stats.joins > 0 and stats.row_steps <= 2 * stats.forwards
