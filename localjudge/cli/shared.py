@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from localjudge.engines import ENGINE_OPTIONS, ENGINES, FLAGS, EngineOptionError, check_engine, load_judge, rank_gpus
+from localjudge.engines import ENGINES, FLAGS, EngineOptionError, check_engine, load_judge, rank_gpus
 from localjudge.engines.server import KINDS
 from localjudge.evaluation import Columns, ScorerSummary
 from localjudge.judge import FakeJudge, Judge
@@ -141,7 +141,7 @@ def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     try:
         given = check_engine(args.engine, options)
     except EngineOptionError as error:
-        owners = ENGINE_OPTIONS[error.option][0]
+        owners = error.owners
         raise CliError(f"--{error.option.replace('_', '-')} is a flag of the {' and '.join(owners)} "
                        f"engine{'s' if len(owners) > 1 else ''}, not of --engine {error.engine}") from None
     if args.engine == "server":

@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from localjudge.engines.options import ENGINES, OPTIONS
+from localjudge.engines.options import ENGINE_OPTIONS, ENGINES, OPTIONS
 from localjudge.engines.server import ServerJudge  # light: the standard library's HTTP
 from localjudge.judge import Judge
 
@@ -22,8 +22,8 @@ class EngineOptionError(ValueError):
     """An option given to an engine that does not take it."""
 
     def __init__(self, option: str, engine: str) -> None:
-        owners = [name for name in ENGINES if option in OPTIONS[name]]
-        self.option, self.engine, self.owner = option, engine, owners[0] if owners else None
+        self.owners = ENGINE_OPTIONS[option][0] if option in ENGINE_OPTIONS else ()  # the engines that take it
+        self.option, self.engine, self.owner = option, engine, self.owners[0] if self.owners else None
         where = f"an option of the {self.owner} engine" if self.owner else "not an option of any engine"
         super().__init__(f"{option} is {where}, not of the {engine} engine")
 
