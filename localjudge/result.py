@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
+
+from localjudge.text_safety import safe_value
 
 # Why a run is unscored, as a value (the `error` text says it for people):
 #   invalid_run     the run cannot be judged (no output, no context where one is needed, ...)
@@ -62,6 +64,14 @@ class ScoreResult:
     new_tokens: int = 0
     error_kind: ErrorKind | None = None
 
+    def __post_init__(self) -> None:
+        # Untrusted text (the run id, the judge's answer, an error quoting the run) is stored and
+        # sent as it is here: made safe once (`localjudge.text_safety`), for every store.
+        for name in _TEXT_PARTS:
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, safe_value(value))
+
     @classmethod
     def unscored(cls, run_id: str | None, scorer: str, kind: ErrorKind, error: str, **parts: Any) -> ScoreResult:
         """The one way an unscored result is made: no score, `error` saying why, `kind` as a value;
@@ -76,3 +86,6 @@ class ScoreResult:
     def to_dict(self) -> dict[str, Any]:
         """A plain, JSON-serialisable dict of every field."""
         return asdict(self)
+
+
+_TEXT_PARTS = tuple(f.name for f in fields(ScoreResult) if f.name not in ("score", "prob_score", "new_tokens"))

@@ -8,6 +8,13 @@
 #   families  tests/families: every model family's fixture (models/fixtures)
 #   vllm      tests marked `vllm` (tests/vllm/ and any other), in .venv-vllm where
 #             scripts/setup_vllm.sh built it; without it, skipped with a note (an error if asked for)
+#   server    tests/server: the server engine against a real vLLM server it starts from .venv-vllm
+#             (two starts; a server killed mid-run, then resume); without .venv-vllm, skipped with
+#             a note (an error if asked for). After the vllm tier, it compares its scores with
+#             that tier's (handed over in $LOCALJUDGE_TIER_OUT, a temporary folder)
+#   differential  tests/differential: Mastra's published scorers (Node.js) beside localjudge's on the
+#             same judge answers, where scripts/setup_node.sh set up tests/differential/node;
+#             without it, skipped with a note (an error if asked for)
 #
 #   bash scripts/check.sh                   # lint, types, every tier
 #   bash scripts/check.sh unit              # lint, types and the unit tier only: no model runs
@@ -16,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TIERS=(unit engines model families vllm)
+TIERS=(unit differential engines model families vllm server)
 chosen=()
 while [ "$#" -gt 0 ] && [[ "$1" != -* ]]; do
     case " ${TIERS[*]} " in
@@ -33,6 +40,11 @@ extra=("$@")
 .venv/bin/mypy localjudge
 
 timings=()
+if [ -z "${LOCALJUDGE_TIER_OUT:-}" ]; then  # what one tier hands the next (the vLLM tier's scores)
+    LOCALJUDGE_TIER_OUT=$(mktemp -d)
+    trap 'rm -rf "$LOCALJUDGE_TIER_OUT"' EXIT
+fi
+export LOCALJUDGE_TIER_OUT
 run_tier() {  # run_tier NAME PYTEST-COMMAND...: time it; "no tests selected" (exit 5) is not a failure
     local name=$1 start=$SECONDS code=0
     shift
@@ -59,6 +71,30 @@ for tier in "${chosen[@]}"; do
                 exit 1
             else
                 echo "check.sh: no .venv-vllm (scripts/setup_vllm.sh builds it): the vLLM tier did not run" >&2
+            fi
+            ;;
+        server)  # -rP: the start times and agreement the tests print
+            if [ -x .venv-vllm/bin/python ]; then
+                run_tier server .venv-vllm/bin/python -m pytest tests/server -p no:cacheprovider --durations=20 -rP \
+                    ${extra[@]+"${extra[@]}"}
+            elif [ "$asked" -gt 0 ]; then
+                echo "check.sh: no .venv-vllm (scripts/setup_vllm.sh builds it): cannot run the server tier" >&2
+                exit 1
+            else
+                echo "check.sh: no .venv-vllm (scripts/setup_vllm.sh builds it): the server tier did not run" >&2
+            fi
+            ;;
+        differential)  # -m differential: inside the tier a missing Node folder fails instead of skipping
+            if [ -x tests/differential/node/node_modules/.bin/node ]; then
+                run_tier differential .venv/bin/python -m pytest tests/differential -m differential --durations=20 \
+                    ${extra[@]+"${extra[@]}"}
+            elif [ "$asked" -gt 0 ]; then
+                echo "check.sh: no tests/differential/node (scripts/setup_node.sh sets it up): cannot run the" \
+                    "differential tier" >&2
+                exit 1
+            else
+                echo "check.sh: no tests/differential/node (scripts/setup_node.sh sets it up): the differential" \
+                    "tier did not run" >&2
             fi
             ;;
         *)

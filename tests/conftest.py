@@ -7,8 +7,13 @@
 - tests/model/ (`slow`): the real default model (SmolLM2-135M, models/smollm2-135m-instruct).
 - tests/families/ (`slow`): every model family's fixture (models/fixtures).
 - tests/vllm/ (`vllm`): the vLLM engine end to end, in .venv-vllm.
+- tests/differential/ (`differential`): Mastra's published scorers (Node.js, tests/differential/node,
+  set up by scripts/setup_node.sh) beside localjudge's on the same judge answers.
+- tests/server/ (`server`): the server engine against a real vLLM server that the tier starts
+  from .venv-vllm (`localjudge score --engine server`, a server killed mid-run, resume).
 
-`pytest tests/unit` (or `pytest -m "not slow and not vllm"`) runs the unit tier alone;
+`pytest tests/unit` (or `pytest -m "not slow and not vllm and not server and not differential"`) runs the
+unit tier alone;
 scripts/check.sh runs each tier as its own step. A marker written on a test still counts (a
 `vllm` test in tests/unit runs in the vLLM tier too).
 """
@@ -30,7 +35,8 @@ TESTS = ROOT / "tests"
 DEFAULT_MODEL = ROOT / "models" / "smollm2-135m-instruct"
 EXAMPLES = ROOT / "examples"
 # The folder of a test -> the marker it gets: `-m "not slow"` keeps the unit tier (and vLLM's).
-FOLDER_MARKERS = {"engines": "slow", "model": "slow", "families": "slow", "vllm": "vllm"}
+FOLDER_MARKERS = {"engines": "slow", "model": "slow", "families": "slow", "vllm": "vllm", "server": "server",
+                  "differential": "differential"}
 
 os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")  # no kernel compile warm-up in tests
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from localjudge.bench import BENCHMARKS, custom_benchmark, load_benchmark, run_bench, select_benchmarks, summary_table
 from localjudge.cli import shared
+from localjudge.cli.outputs import check_output_dir, hold_run
 from localjudge.cli.shared import (
     Bars,
     CliError,
@@ -89,15 +90,18 @@ def run_bench_command(args: argparse.Namespace, judge: Judge | None = None) -> i
     options = parse_scorer_options(args.scorer_option, measured)
     check_scorers([(name, 1.0, args.mode) for name in measured], options)  # before the model loads
     totals = {b.name: len(load_benchmark(b, args.limit)[1]) for b in benchmarks}  # data errors before the model
-    if judge is None:
-        judge = shared.build_judge(args)
-    bars = _Bars(totals, not getattr(args, "quiet", False))
-    try:
-        report = run_bench(judge, benchmarks, scorers=scorers, limit=args.limit, batch_size=args.batch_size,
-                           out_dir=args.out_dir, n_boot=args.bootstrap, seed=args.seed, resume=not args.no_resume,
-                           html=not args.no_html, progress=bars, mode=args.mode, scorer_options=options)
-    finally:
-        bars.close()
+    check_output_dir(args.out_dir, "--out-dir")
+    with hold_run(args.out_dir, f"--out-dir {args.out_dir}"):
+        if judge is None:
+            judge = shared.build_judge(args)
+        bars = _Bars(totals, not getattr(args, "quiet", False))
+        try:
+            report = run_bench(judge, benchmarks, scorers=scorers, limit=args.limit, batch_size=args.batch_size,
+                               out_dir=args.out_dir, n_boot=args.bootstrap, seed=args.seed,
+                               resume=not args.no_resume, html=not args.no_html, progress=bars, mode=args.mode,
+                               scorer_options=options)
+        finally:
+            bars.close()
     print(markdown_table(summary_table(report)))
     print(f"wrote {report.files['report.md']} (and report.json, plots) in {args.out_dir}", file=sys.stderr)
     return 0

@@ -13,7 +13,7 @@ from localjudge.cli.shared import CliError
 from localjudge.cli.sweep import add_sweep_parser
 from localjudge.cli.view import add_view_parser
 from localjudge.engines.server import ServerError
-from localjudge.engines.vllm import EngineMissingError
+from localjudge.engines.vllm import EngineMissingError, EngineStartError
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,7 +47,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("localjudge: interrupted; rerun the same command to resume", file=sys.stderr)
         return 130
-    except (CliError, ValueError, FileNotFoundError, OSError, EngineMissingError, ServerError) as error:
+    except (CliError, ValueError, FileNotFoundError, OSError, EngineMissingError, EngineStartError,
+            ServerError) as error:
         if args.debug:
             raise
         print(f"localjudge: error: {error}", file=sys.stderr)

@@ -38,7 +38,7 @@ ENV_MODEL = "LOCALJUDGE_MODEL"
 # The server engine's options, each a ``--localjudge-<name>`` flag: (option, metavar, type, help).
 SERVER_OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
     ("base_url", "URL", str, "the server's OpenAI-compatible URL (--localjudge-engine server), "
-                             "e.g. http://127.0.0.1:8000/v1"),
+                             "e.g. http://127.0.0.1:8000/v1; several servers: separated by commas"),
     ("served_model", "NAME", str, "the model name to request (default: the only one the server lists)"),
     ("api_key_env", "VAR", str, "environment variable holding the server's API key"),
     ("concurrency", "N", int, "requests in flight at once (default: 8)"),

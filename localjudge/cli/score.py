@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.cli import shared
+from localjudge.cli.outputs import check_output_file, hold_run
 from localjudge.cli.shared import (
     Bars,
     CliError,
@@ -28,23 +29,52 @@ from localjudge.cli.shared import (
     parse_scorers,
     summary_rows,
 )
-from localjudge.evaluation import Evaluation, ResultStore, evaluate, read_table, rows_to_runs, to_dataset, write_table
-from localjudge.scorers import SCORERS
+from localjudge.evaluation import (
+    WRITE_SUFFIXES,
+    Columns,
+    Evaluation,
+    ResultStore,
+    check_result_columns,
+    decode_cell,
+    evaluate,
+    read_table,
+    rows_to_runs,
+    to_dataset,
+    write_table,
+)
+from localjudge.scorers import SCORERS, needs_judge
 
 
 def run_score(args: argparse.Namespace) -> int:
     names = parse_scorers(args.scorer)
     options = parse_scorer_options(args.scorer_option, names)
-    check_numbers(args)
     check_scorers([(name, args.scale, args.mode) for name in names], options)  # before the model loads
+    judged = any(needs_judge(name, mode=args.mode, options=options.get(name)) for name in names)
+    check_numbers(args, engine=judged)  # code scorers and checks alone: no model, so no --model needed
+    if args.out:
+        check_output_file(args.out, WRITE_SUFFIXES, "--out")  # not found bad only after every row is scored
     dataset = read_table(args.data)
     if args.limit is not None:
         dataset = dataset.select(range(min(args.limit, len(dataset))))
     columns = columns_of(args)
     rows_to_runs(to_dataset(dataset).select(range(1)), columns)  # bad data fails before the model loads
+    check_result_columns(dataset.column_names, names)
     rank, world = distributed_rank()
     if world > 1 and not args.out:
         raise CliError("a data-parallel run needs --out (the ranks merge their results into it)")
+    logs = Path(f"{args.out}.progress") if args.out and not args.no_resume else scratch_dir(args.out) if world > 1 \
+        else None  # what the run shares with others on this --out: one run at a time (its ranks together)
+    lock = hold_run(logs, f"--out {args.out}", world) if logs else None
+    try:
+        return _score(args, names, options, dataset, columns, rank, world, judged)
+    finally:
+        if lock is not None:
+            lock.release()
+
+
+def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOptions, dataset: Any,
+           columns: Columns, rank: int, world: int, judged: bool = True) -> int:
+    """`run_score` once its inputs are checked and its output is held: load the judge, score, write."""
     store = None
     if args.out and not args.no_resume:
         store = ResultStore(Path(f"{args.out}.progress"), writer=f"rank-{rank}")
@@ -54,7 +84,9 @@ def run_score(args: argparse.Namespace) -> int:
         assert store is not None
         done_mark(store.folder, rank).unlink(missing_ok=True)  # an earlier run's
         wait_for_everyone()  # the ranks start together: every old mark is gone before any new one
-    judge = shared.build_judge(args, device=distributed_device() if world > 1 else None)
+    judge = shared.build_judge(args, device=distributed_device() if world > 1 else None) if judged else None
+    if judge is None:
+        print("judge: none (every scorer is model-free)", file=sys.stderr)
     scorers = build_scorers(names, judge, args.scale, args.mode, options)
     bars = Bars(len(dataset) if world == 1 else -(-len(dataset) // world), not args.quiet)
     try:
@@ -96,7 +128,7 @@ def print_rows(result: Evaluation, names: Sequence[str]) -> None:
             score, error = row[f"{name}_score"], row[f"{name}_error"]
             shown = f"{score:g}" if score is not None else f"unscored ({error})"
             reason = row[f"{name}_reason"] or ""
-            print(f"[{row.get('run_id', '')}] {name}: {shown}  {reason}".rstrip())
+            print(f"[{decode_cell(row.get('run_id', ''))}] {name}: {shown}  {reason}".rstrip())
 
 
 def distributed_state() -> Any:

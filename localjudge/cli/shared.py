@@ -28,7 +28,8 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("model")
     group.add_argument("--model", default=None, metavar="PATH",
                        help="local model directory (safetensors) or .gguf file; never downloaded (required, except "
-                            "with --engine server, where it is the served model's tokenizer folder, as --tokenizer)")
+                            "with --engine server, where it is the served model's tokenizer folder, as --tokenizer, "
+                            "and when every scorer is model-free: code scorers and checks load no model)")
     group.add_argument("--engine", choices=ENGINES, default="transformers",
                        help="transformers: localjudge's own decode loop, any model transformers loads (the default); "
                             "vllm: vLLM's scheduler, for GPUs (needs the vllm extra; see docs); server: an "
@@ -64,16 +65,17 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
     vllm.add_argument("--enforce-eager", action="store_true", default=None,
                       help="no torch.compile or CUDA graphs: starts faster, runs slower")
     server = parser.add_argument_group("server engine (see docs/servers.md)")
-    server.add_argument("--base-url", default=None, metavar="URL",
+    server.add_argument("--base-url", action="append", default=None, metavar="URL",
                         help="the server's OpenAI-compatible URL, e.g. http://127.0.0.1:8000/v1 (required with "
-                             "--engine server)")
+                             "--engine server); several servers of the same model (repeat the flag or separate "
+                             "URLs with commas): rows are spread over them")
     server.add_argument("--served-model", default=None, metavar="NAME",
                         help="the model name to request (default: the only model the server lists)")
     server.add_argument("--api-key-env", default=None, metavar="VAR",
                         help="environment variable holding the server's API key (sent as a Bearer header; never "
                              "logged or written to results)")
     server.add_argument("--concurrency", type=int, default=None, metavar="N",
-                        help="requests in flight at once; the server batches them (default: 8)")
+                        help="requests in flight at once per server; the server batches them (default: 8)")
     server.add_argument("--request-timeout", type=float, default=None, metavar="S",
                         help="seconds one request may take before it is retried, then unscored (default: 600)")
     server.add_argument("--tokenizer", default=None, metavar="PATH",
@@ -102,8 +104,9 @@ def parse_scorers(text: str) -> list[str]:
     return names
 
 
-def check_numbers(args: argparse.Namespace) -> None:
-    """Numeric flags are checked before the model loads."""
+def check_numbers(args: argparse.Namespace, *, engine: bool = True) -> None:
+    """Numeric flags are checked before the model loads; the engine's flags too, unless `engine`
+    is False (no scorer of the run needs a judge: no model is loaded)."""
     check_scale(args.scale)
     if args.batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {args.batch_size}")
@@ -113,14 +116,22 @@ def check_numbers(args: argparse.Namespace) -> None:
         raise ValueError(f"--max-context must be at least 1, got {args.max_context}")
     if getattr(args, "max_rows", None) is not None and args.max_rows < 1:
         raise ValueError(f"--max-rows must be at least 1, got {args.max_rows}")
-    if hasattr(args, "engine"):
+    check_threads(getattr(args, "threads", None), "--threads")
+    if engine and hasattr(args, "engine"):
         engine_options(args)
+
+
+def check_threads(threads: Any, where: str) -> None:
+    """A thread count is None (the engine's default) or a whole number of at least 1."""
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+        raise ValueError(f"{where} must be a whole number of at least 1, got {threads!r}")
 
 
 def set_threads(threads: int | None, engine: str = "transformers") -> None:
     """CPU threads, a process-wide setting: only the commands set it. The transformers engine
     runs in this process (torch's thread count); vLLM's CPU engine binds its own process to
     cores (``VLLM_CPU_OMP_THREADS_BIND``, unless already set)."""
+    check_threads(threads, "threads")
     if not threads:
         return
     if engine == "vllm":
@@ -182,7 +193,7 @@ def columns_of(args: argparse.Namespace) -> Columns:
 ScorerOptions = dict[str, dict[str, Any]]  # scorer name -> its factory's options
 
 
-def build_scorers(names: Sequence[str], judge: Judge, scale: float, mode: str = "pipeline",
+def build_scorers(names: Sequence[str], judge: Judge | None, scale: float, mode: str = "pipeline",
                   options: Mapping[str, Mapping[str, Any]] | None = None) -> list[Scorer]:
     return [build_scorer(name, judge, scale=scale, mode=mode, options=(options or {}).get(name)) for name in names]
 

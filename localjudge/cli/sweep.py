@@ -18,35 +18,46 @@ Each model is loaded once; a model entry may set `engine` (``transformers``, ``v
 `pipeline_parallel_size`, `gpu_memory_utilization`, `distributed_executor_backend`,
 `enforce_eager` (vllm); `base_url`, `served_model`, `api_key_env`, `concurrency`,
 `request_timeout`, `server_kind` (server). A server entry needs `name` (its results folder) and
-`base_url`; its `path` (or `tokenizer`), optional, is the served model's tokenizer folder::
+`base_url` (a URL, or a list of URLs: several servers of the same model, rows spread over them);
+its `path` (or `tokenizer`), optional, is the served model's tokenizer folder::
 
     models:
       - {name: qwen-on-vllm, engine: server, base_url: "http://127.0.0.1:8000/v1", path: models/qwen}
 
 A dataset entry may set `input_col`, `output_col`, `context_col`, `id_col`, `limit`,
 `batch_size` and `scorers` (a subset to run on it). A scorer entry is a name or `{name, scale,
-mode}`; `scorer_options` gives a scorer's options by its name (the keywords of its factory, as
-`--scorer-option`), for every entry of that scorer. Every cell is resumable
-(`<out_dir>/<model>/<dataset>/<scorer>.jsonl` plus its `.progress/` log); the combined summary
-is written to `<out_dir>/summary.csv` and `summary.md`.
+mode, options}`; `scorer_options` gives a scorer's options by its name (the keywords of its
+factory, as `--scorer-option`), for every entry of that scorer, and an entry's own `options`
+override them. Every cell is resumable (`<out_dir>/<model>/<dataset>/<scorer>.jsonl`, or
+`<scorer>-<mode>.jsonl` for a direct mode, plus its `.progress/` log); entries of one scorer and
+mode (two rubrics) get a file each, named by what differs (`rubric-criteria-1a2b3c4d.jsonl`,
+`toxicity-scale-10.jsonl`). Two cells that would still write one file (the same entry twice, two
+datasets of one name) are refused before any model loads, as is an `out_dir` that cannot be
+written. The combined summary is written to `<out_dir>/summary.csv` and `summary.md`.
 """
 
 from __future__ import annotations
 
 import argparse
 import csv
+import dataclasses
+import hashlib
+import json
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
-from localjudge.cli.shared import Bars, check_scorers, markdown_table, set_threads, summary_rows
+from localjudge.cli.outputs import check_output_dir, check_output_file, hold_run
+from localjudge.cli.shared import Bars, check_scorers, check_threads, markdown_table, set_threads, summary_rows
 from localjudge.engines import OPTIONS, check_engine, load_judge
 from localjudge.evaluation import Columns, ResultStore, evaluate, read_table, write_table
 from localjudge.scorers import build_scorer
 
 MODEL_KEYS = {"name", "path", "engine", "threads"} | set().union(*OPTIONS.values())
 CELL_KEYS = {"name", "path", "input_col", "output_col", "context_col", "id_col", "limit", "batch_size", "scorers"}
-SCORER_KEYS = {"name", "scale", "mode"}
+SCORER_KEYS = {"name", "scale", "mode", "options"}
+_PLAIN = re.compile(r"[A-Za-z0-9._+-]{1,24}")  # an option value short and safe enough to name a file by
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
@@ -87,6 +98,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
         if not isinstance(entry, (str, dict)) or unknown or (isinstance(entry, dict) and "name" not in entry):
             raise ValueError(f"{p}: scorer entry {entry!r}: a name or a mapping with 'name'; unknown keys "
                              f"{sorted(unknown)} (known: {', '.join(sorted(SCORER_KEYS))})")
+        if isinstance(entry, dict) and not isinstance(entry.get("options", {}), dict):
+            raise ValueError(f"{p}: scorer entry {entry!r}: 'options' must be a mapping ({{criteria: [...]}})")
     options = config.setdefault("scorer_options", {})
     names = [_scorer_spec(e)[0] for e in config["scorers"]]
     if not isinstance(options, dict) or not all(isinstance(o, dict) for o in options.values()):
@@ -114,6 +127,7 @@ def _check_model(p: Path, entry: Any) -> None:
         raise ValueError(f"{p}: model entry {entry!r}: {error}") from None
     if server and entry.get("threads"):
         raise ValueError(f"{p}: model entry {entry!r}: threads is a key of the local engines, not of the server engine")
+    check_threads(entry.get("threads"), f"{p}: model entry {entry!r}: threads")
 
 
 def _engine_options(model: dict[str, Any]) -> dict[str, Any]:
@@ -127,32 +141,124 @@ def _scorer_spec(entry: Any) -> tuple[str, float, str]:
     return entry["name"], float(entry.get("scale", 1.0)), str(entry.get("mode", "pipeline"))
 
 
+@dataclasses.dataclass(frozen=True)
+class ScorerEntry:
+    """One entry of `scorers`: the scorer, its scale, mode and options, and its file's stem."""
+
+    name: str
+    scale: float
+    mode: str
+    options: dict[str, Any]
+    stem: str
+
+
+def scorer_entries(config: dict[str, Any]) -> list[ScorerEntry]:
+    """The config's scorer entries, each with its result file's stem: ``NAME`` (``NAME-MODE`` for a
+    direct mode), as always, where no other entry has the same; else that plus what sets the entry
+    apart from the others of its name and mode (``-scale-10``, ``-criteria-1a2b3c4d``: an option's
+    value, or a hash of it). Entries that still share a stem are refused."""
+    entries = []
+    for raw in config["scorers"]:
+        name, scale, mode = _scorer_spec(raw)
+        own = raw.get("options", {}) if isinstance(raw, dict) else {}
+        options = {**config["scorer_options"].get(name, {}), **own}
+        entries.append(ScorerEntry(name, scale, mode, options, name if mode == "pipeline" else f"{name}-{mode}"))
+    for base in {e.stem for e in entries}:
+        group = [i for i, e in enumerate(entries) if e.stem == base]
+        if len(group) < 2:
+            continue  # today's name: an existing sweep resumes, nothing is scored again
+        keys = sorted({key for i in group for key in entries[i].options})
+        differs = [k for k in keys if len({_label(entries[i].options.get(k, _DEFAULT)) for i in group}) > 1]
+        scales = len({entries[i].scale for i in group}) > 1
+        for i in group:
+            entry = entries[i]
+            parts = [f"scale-{entry.scale:g}"] * scales + [f"{k}-{_label(entry.options.get(k, _DEFAULT))}"
+                                                           for k in differs]
+            entries[i] = dataclasses.replace(entry, stem="-".join([base, *parts]))
+    stems = [e.stem for e in entries]
+    for i, stem in enumerate(stems):
+        if stem in stems[:i]:
+            raise ValueError(f"scorer entries {config['scorers'][stems.index(stem)]!r} and {config['scorers'][i]!r} "
+                             f"are the same scorer, mode, scale and options: they would write one file ({stem}.jsonl)")
+    return entries
+
+
+_DEFAULT = object()  # an option an entry leaves to the scorer's default
+
+
+def _label(value: Any) -> str:
+    """An option value in a file name: itself when short and plain, else 8 hex digits of its hash."""
+    if value is _DEFAULT:
+        return "default"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return text if _PLAIN.fullmatch(text) else hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+
+
+def plan_cells(config: dict[str, Any], entries: list[ScorerEntry]) -> list[Path]:
+    """Every result file the sweep writes, each checked before any model loads: writable, and no
+    two cells on one file (two models or datasets of one name)."""
+    out_dir = Path(config["out_dir"])
+    files: dict[Path, str] = {}
+    for model in config["models"]:
+        for data in config["datasets"]:
+            for entry in entries:
+                if data.get("scorers") and entry.name not in data["scorers"]:
+                    continue
+                out = out_dir / _model_name(model) / _data_name(data) / f"{entry.stem}.jsonl"
+                cell = f"model {_model_name(model)!r}, dataset {data['path']!r}, scorer entry {entry.stem!r}"
+                if out in files:
+                    raise ValueError(f"{cell} and {files[out]} would write one file ({out}): give the models "
+                                     "or datasets distinct names")
+                files[out] = cell
+                check_output_file(out, (".jsonl",), "a sweep cell")
+    return list(files)
+
+
+def _model_name(model: dict[str, Any]) -> str:
+    return str(model.get("name") or Path(model["path"]).name)
+
+
+def _data_name(data: dict[str, Any]) -> str:
+    return str(data.get("name") or Path(data["path"]).stem)
+
+
 def run_sweep(args: argparse.Namespace) -> int:
     config = load_config(args.config)
+    out_dir = check_output_dir(config["out_dir"], "out_dir")
+    try:
+        entries = scorer_entries(config)
+        plan_cells(config, entries)
+    except ValueError as error:
+        raise ValueError(f"{args.config}: {error}") from None
+    for entry in entries:  # before any model loads
+        check_scorers([(entry.name, entry.scale, entry.mode)], {entry.name: entry.options},
+                      where=f"{args.config}: scorer options of {entry.stem}")
+    with hold_run(out_dir, f"out_dir {out_dir}"):
+        return _sweep(args, config, entries)
+
+
+def _sweep(args: argparse.Namespace, config: dict[str, Any], entries: list[ScorerEntry]) -> int:
+    """`run_sweep` once its config is checked and its out_dir held: each model, then its cells."""
     out_dir = Path(config["out_dir"])
-    specs = [_scorer_spec(e) for e in config["scorers"]]
-    options = config["scorer_options"]
-    check_scorers(specs, options, where=f"{args.config}: scorer_options")  # before any model loads
     table: list[dict[str, Any]] = []
     for model in config["models"]:
-        model_name = model.get("name") or Path(model["path"]).name
+        model_name = _model_name(model)
         engine = model.get("engine", "transformers")
         set_threads(model.get("threads"), engine)
         judge = load_judge(model.get("path"), engine=engine, **_engine_options(model))  # heavy: the engine loads here
         for data in config["datasets"]:
-            data_name = data.get("name") or Path(data["path"]).stem
+            data_name = _data_name(data)
             dataset = read_table(data["path"])
             if data.get("limit"):
                 dataset = dataset.select(range(min(int(data["limit"]), len(dataset))))
             columns = Columns(data.get("input_col", "input") or None, data.get("output_col", "output"),
                               data.get("context_col", "context") or None, data.get("id_col"))
             wanted = data.get("scorers")
-            for name, scale, mode in specs:
-                if wanted and name not in wanted:
+            for entry in entries:
+                if wanted and entry.name not in wanted:
                     continue
-                stem = name if mode == "pipeline" else f"{name}-{mode}"
-                out = out_dir / model_name / data_name / f"{stem}.jsonl"
-                scorer = build_scorer(name, judge, scale=scale, mode=mode, options=options.get(name))
+                out = out_dir / model_name / data_name / f"{entry.stem}.jsonl"
+                scorer = build_scorer(entry.name, judge, scale=entry.scale, mode=entry.mode, options=entry.options)
                 bars = Bars(len(dataset), not args.quiet)
                 try:
                     batch_size = int(data.get("batch_size", config.get("batch_size", 8)))

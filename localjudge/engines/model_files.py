@@ -9,13 +9,23 @@ import logging
 import os
 import re
 import secrets
+import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from localjudge.engines.small_files import SmallFileError, read_small_file
 
 log = logging.getLogger(__name__)
 
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl")
 _HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+")  # owner/name
+SHARD_NAME = re.compile(r"[^/\\:\x00]+\.safetensors")  # a file name in the folder, no path
+# What a loader may open in a model folder (weights, configs, tokenizers, templates)
+LOADER_SUFFIXES = (".safetensors", ".gguf", ".json", ".jinja", ".model", ".txt", ".tiktoken", *PICKLE_SUFFIXES)
+# vLLM load formats that open only the safetensors files `vllm_load_format` checks (or none: dummy)
+VLLM_CHECKED_FORMATS = ("auto", "safetensors", "dummy")
+HEADER_LIMIT = 100 * 1024 * 1024  # safetensors itself refuses headers over 100 MB
 
 
 def looks_like_hub_id(path: str) -> bool:
@@ -48,6 +58,17 @@ class ModelFiles:
             digest.update(path.name.encode() + b"\0")
             digest.update(file_sha256(path).encode() if path in self.weights else path.read_bytes())
         return digest.hexdigest()[:12]
+
+
+def incomplete_checkpoint(folder: Path, missing: Sequence[str]) -> ModelPathError:
+    """The error for a checkpoint that lacks weights the architecture needs (an incomplete copy,
+    a checkpoint of another model): loading would fill them with random numbers, and the judge
+    would score at random. Names the first few."""
+    names = sorted(missing)
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return ModelPathError(f"{folder}: the checkpoint lacks {len(names)} weight(s) the model needs ({shown}); "
+                          "loading would fill them with random numbers. Copy the complete model (or the right "
+                          "checkpoint for its config.json)")
 
 
 def cache_dir() -> Path:
@@ -130,11 +151,13 @@ def check_model_dir(path: str | Path, *, allow_pickle: bool = False) -> ModelFil
             raise ModelPathError(f"{p} is a file but not a .gguf model; pass a model directory")
         return ModelFiles(p.parent, p, (p,))
     if not (p / "config.json").exists():
+        _check_loader_files(p)
         ggufs = sorted(p.glob("*.gguf"))
         if len(ggufs) == 1:
             return ModelFiles(p, ggufs[0], tuple(ggufs))
         raise ModelPathError(f"{p} is not a model directory: it has no config.json (nor a single .gguf file)")
     _check_config(p / "config.json")
+    _check_loader_files(p)
     safetensors = _model_safetensors(p)
     if safetensors:
         return ModelFiles(p, None, safetensors)
@@ -156,28 +179,125 @@ def check_model_dir(path: str | Path, *, allow_pickle: bool = False) -> ModelFil
     raise ModelPathError(f"{p} has a config.json but no weights (*.safetensors)")
 
 
+def vllm_load_format(files: ModelFiles, load_format: str, *, allow_pickle: bool = False) -> str:
+    """The `load_format` to give vLLM for a checked folder, so that it opens the files checked here.
+
+    vLLM's loader picks its files itself: with ``"auto"`` it switches to Mistral's format (and its
+    `consolidated*.safetensors`) wherever such a file exists, and without an index it loads every
+    ``*.safetensors`` in the folder. So ``"auto"`` becomes ``"safetensors"`` (the index's shards,
+    or the folder's one `model.safetensors`), and a folder where vLLM would load another
+    safetensors file beside the weights (an adapter, a second copy) is refused. Formats that can
+    read pickles or files this check does not know need `allow_pickle`.
+
+    Raises:
+        ModelPathError: with one line naming the file or format.
+    """
+    if load_format not in VLLM_CHECKED_FORMATS and not allow_pickle:
+        raise ModelPathError(f"load_format {load_format!r} makes vLLM open files localjudge does not check (pickles, "
+                             f"other formats): use one of {', '.join(VLLM_CHECKED_FORMATS)}, or allow_pickle=True")
+    folder = files.directory
+    if not (folder / "model.safetensors.index.json").exists():
+        stray = sorted(q.name for q in folder.glob("*.safetensors") if q not in files.weights)
+        if stray:
+            raise ModelPathError(f"{folder} holds {', '.join(stray[:3])} beside the model's weights: vLLM would load "
+                                 "it as weights too (it loads every *.safetensors a folder without an index holds). "
+                                 "Move it out of the folder")
+    safetensors = all(w.suffix == ".safetensors" for w in files.weights)
+    return "safetensors" if load_format == "auto" and safetensors else load_format
+
+
+def _check_loader_files(folder: Path) -> None:
+    """Every file in the folder that a loader may open (weights, configs, tokenizer files, chat
+    templates) is a regular file, links followed (Hugging Face's cache links each file into
+    ../../blobs): a FIFO or a link to a device would hang a loader or feed it without end."""
+    for entry in sorted(folder.iterdir()):
+        if entry.suffix.lower() not in LOADER_SUFFIXES:
+            continue
+        try:
+            mode = entry.stat().st_mode
+        except OSError:
+            continue  # a dangling link: nothing a loader could read either, and maybe never opened
+        if not stat.S_ISREG(mode):
+            raise ModelPathError(f"{entry} is not a regular file; every file a loader opens must be one")
+
+
 def _model_safetensors(folder: Path) -> tuple[Path, ...]:
     """The safetensors files transformers will load: `model.safetensors`, or the shards the
     index names. Other `*.safetensors` (an adapter, Mistral's `consolidated.safetensors`) are
-    not the model's weights and never stand in for them."""
+    not the model's weights and never stand in for them. Each is checked (`_check_safetensors`)."""
     index = folder / "model.safetensors.index.json"
     if index.exists():
-        try:
-            shards = sorted(set(json.loads(index.read_text(encoding="utf-8"))["weight_map"].values()))
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
-            raise ModelPathError(f"{index} is not a readable safetensors index ({error!r})") from None
-        missing = [name for name in shards if not (folder / name).is_file()]
-        if missing:
-            raise ModelPathError(f"{index} names shards that are not there: {', '.join(missing[:3])}")
-        return tuple(folder / name for name in shards)
-    single = folder / "model.safetensors"
-    return (single,) if single.is_file() else ()
+        shards = tuple(folder / name for name in _shard_names(index))
+    else:
+        single = folder / "model.safetensors"
+        shards = (single,) if single.exists() else ()
+    for shard in shards:
+        _check_safetensors(shard)
+    return shards
+
+
+def _shard_names(index: Path) -> list[str]:
+    """The file names a safetensors index's `weight_map` lists, each a plain `.safetensors` name of
+    a regular file in the index's folder: no path (`..`, an absolute path, a separator) and no
+    other format, so an index can never make a loader open a pickle or a file outside the folder.
+    A name that is a link (Hugging Face's cache links each file into ../../blobs) is followed."""
+    try:
+        weight_map = json.loads(read_small_file(index).decode("utf-8"))["weight_map"]
+        names = sorted(set(weight_map.values()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as error:
+        raise ModelPathError(f"{index} is not a readable safetensors index ({error!r})") from None
+    for name in names:
+        if not isinstance(name, str) or not SHARD_NAME.fullmatch(name) or name in (".", "..") or ".." in name:
+            raise ModelPathError(f"{index} names {name!r}: a shard must be a .safetensors file name in the model "
+                                 "folder (no path, no other format); refused before loading")
+    missing = [name for name in names if not (index.parent / name).exists()]
+    if missing:
+        raise ModelPathError(f"{index} names shards that are not there: {', '.join(missing[:3])}")
+    return names
+
+
+def _check_safetensors(path: Path) -> None:
+    """A weight file is a regular file (a link to one is followed) whose safetensors header fits
+    in it and whose tensors' bytes all lie inside it: a truncated file (an interrupted copy) is
+    refused here, with one line, instead of failing inside the loader. Reads the header only."""
+    try:
+        info = path.stat()
+    except OSError as error:
+        raise ModelPathError(f"{path} cannot be read: {error.strerror or error}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise ModelPathError(f"{path} is not a regular file; a weight file must be one")
+    length, ends = _safetensors_extent(path, info.st_size)
+    if ends is None:
+        raise ModelPathError(f"{path} is not a safetensors file (its header does not read): a truncated or "
+                             "corrupt copy? Copy the model again")
+    need = 8 + length + max(ends, default=0)
+    if need > info.st_size:
+        raise ModelPathError(f"{path} is truncated: {info.st_size:,} bytes, its header describes {need:,} (an "
+                             "interrupted copy?). Copy the model again")
+
+
+def _safetensors_extent(path: Path, size: int) -> tuple[int, list[int] | None]:
+    """(header length, where each tensor's bytes end) of a safetensors file; None for the ends
+    when its header does not read."""
+    try:
+        with path.open("rb") as handle:
+            length = int.from_bytes(handle.read(8), "little") if size >= 8 else 0
+            if not 0 < length <= min(size - 8, HEADER_LIMIT):
+                return length, None
+            header = json.loads(handle.read(length))
+        ends = [t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"]
+    except (OSError, ValueError, KeyError, TypeError, IndexError, AttributeError):
+        return 0, None
+    return length, ends if all(isinstance(end, int) and not isinstance(end, bool) for end in ends) else None
 
 
 def _check_config(path: Path) -> None:
-    """A config.json that is not a JSON object means this is not a model directory."""
+    """A config.json that is not a JSON object means this is not a model directory (read bounded,
+    regular files only: `read_small_file`)."""
     try:
-        config = json.loads(path.read_text(encoding="utf-8"))
+        config = json.loads(read_small_file(path).decode("utf-8"))
+    except SmallFileError as error:
+        raise ModelPathError(str(error)) from None
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ModelPathError(f"{path} is not a readable JSON model config ({error})") from None
     if not isinstance(config, dict):

@@ -37,10 +37,12 @@ Progress = Callable[[str, int], None]  # (scorer name, rows just finished)
 
 @dataclass(frozen=True)
 class Columns:
-    """Which dataset columns hold the run's fields (context and run id are optional).
+    """Which dataset columns hold the run's fields (input, context and run id are optional).
 
-    A context column named anything but the default ``"context"`` must exist: a misspelt name
-    would otherwise leave every row without context, found only after the model has loaded.
+    Under its default name (``"input"``, ``"context"``) an optional column that is not there
+    means none. Named anything else it must exist: a misspelt name would otherwise leave every
+    row without it, found only after the model has loaded. Without a run id column a run's id
+    is its row number, which is part of its resume key: rows inserted above it rescore it.
     """
 
     input: str | None = "input"
@@ -97,19 +99,22 @@ _RUN_FIELDS = frozenset({"input", "output", "context", "run_id", "runId"})
 
 def rows_to_runs(dataset: Dataset, columns: Columns) -> list[dict[str, Any]]:
     """Runs (Mastra's shape) from dataset rows; unknown column names are a clear error."""
-    wanted = [c for c in (columns.input, columns.output, columns.context, columns.run_id) if c]
-    missing = [c for c in wanted if c not in dataset.column_names and c != Columns.context]
+    names = set(dataset.column_names)
+    # An optional column under its default name that is not there: none.
+    input_col = None if columns.input == Columns.input and columns.input not in names else columns.input
+    context_col = None if columns.context == Columns.context and columns.context not in names else columns.context
+    wanted = [c for c in (input_col, columns.output, context_col, columns.run_id) if c]
+    missing = [c for c in wanted if c not in names]
     if missing:
         raise ValueError(f"unknown column {missing[0]!r}; the data has: {', '.join(dataset.column_names)}")
-    has_context = columns.context is not None and columns.context in dataset.column_names
     runs = []
     for index, row in enumerate(dataset):
         row = {k: decode_cell(v) for k, v in row.items()}
         # Every other column rides along (ground truth, ids, ...) for a user's get_context.
         run = {k: v for k, v in row.items() if k not in _RUN_FIELDS}
-        run.update(input=row[columns.input] if columns.input else "", output=row[columns.output])
-        if has_context:
-            run["context"] = row[columns.context]
+        run.update(input=row[input_col] if input_col else "", output=row[columns.output])
+        if context_col:
+            run["context"] = row[context_col]
         run["run_id"] = str(row[columns.run_id]) if columns.run_id else str(index)
         runs.append(run)
     return runs
@@ -142,6 +147,7 @@ def evaluate(
         The input columns plus six columns per scorer, in input order, and a summary.
     """
     dataset = to_dataset(data)
+    check_result_columns(dataset.column_names, [s.name for s in scorers])
     runs = rows_to_runs(dataset, columns)
     indices = [i for i in range(len(runs)) if shard is None or i % shard[1] == shard[0]]
     results, summary, samples = _score_all(runs, scorers, batch_size, store, indices, progress)
@@ -316,6 +322,16 @@ def _result_columns(name: str, results: list[ScoreResult]) -> dict[str, list[Any
         f"{name}_error_kind": [r.error_kind for r in results],
         f"{name}_steps": steps,
     }
+
+
+def check_result_columns(column_names: Sequence[str], scorer_names: Sequence[str]) -> None:
+    """Refuse data that already has a column where a scorer's results go (``toxicity_score``...):
+    the results would replace it. The CLI calls this before the model loads."""
+    for name in scorer_names:
+        taken = [c for c in _result_columns(name, []) if c in column_names]
+        if taken:
+            raise ValueError(f"the data already has a column {taken[0]!r}, where the {name} scorer's results go: "
+                             "rename or drop it (results never replace data)")
 
 
 def _attach(dataset: Dataset, columns: dict[str, list[Any]]) -> Dataset:

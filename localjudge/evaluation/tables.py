@@ -2,7 +2,10 @@
 
 Reading writes nothing anywhere: files are parsed here (CSV by Python's `csv`, parquet by
 pyarrow) into in-memory datasets, never through a `datasets` builder, which would keep an Arrow
-copy of the user's data under ``~/.cache/huggingface/datasets``.
+copy of the user's data under ``~/.cache/huggingface/datasets``. Text files are UTF-8 (a BOM is
+dropped); text is read under the storing rule (`localjudge.text_safety`: a lone surrogate becomes
+U+FFFD, a NUL is dropped), so one odd row never rejects a file and no cell read from a user's
+file can pass for a JSON cell (see `dataset_from_rows`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,10 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localjudge.text_safety import safe_text, safe_value
+
 if TYPE_CHECKING:
+    import pyarrow as pa
     from datasets import Dataset
 
 READ_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
@@ -38,23 +44,21 @@ def read_table(path: str | Path) -> Dataset:
             raise ValueError(f"{p} holds several splits; pass one split's folder")
         return loaded
     suffix = p.suffix.lower()
-    if suffix == ".jsonl":
-        rows = []
-        with p.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, 1):
-                if line.strip():
-                    try:
-                        rows.append(json.loads(line))
-                    except json.JSONDecodeError as error:
-                        raise ValueError(f"{p}:{number}: not valid JSON ({error.msg})") from None
-        return _from_rows(rows, p)
-    if suffix == ".json":
-        rows = json.loads(p.read_text(encoding="utf-8"))
-        if not isinstance(rows, list):
-            raise ValueError(f"{p}: a .json data file must hold a list of objects")
-        return _from_rows(rows, p)
-    if suffix == ".csv":
-        return _read_csv(p)
+    try:
+        if suffix == ".jsonl":
+            return _from_rows(_jsonl_rows(p), p)
+        if suffix == ".json":
+            try:
+                rows = json.loads(p.read_text(encoding="utf-8-sig"))
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{p}:{error.lineno}:{error.colno}: not valid JSON ({error.msg})") from None
+            if not isinstance(rows, list):
+                raise ValueError(f"{p}: a .json data file must hold a list of objects")
+            return _from_rows(rows, p)
+        if suffix == ".csv":
+            return _read_csv(p)
+    except UnicodeDecodeError:
+        raise _not_utf8(p) from None
     if suffix == ".parquet":
         import pyarrow.parquet as pq
         from datasets.table import InMemoryTable
@@ -63,8 +67,49 @@ def read_table(path: str | Path) -> Dataset:
             table = pq.read_table(p)
         except Exception as error:  # noqa: BLE001 - pyarrow's errors name no file
             raise ValueError(f"{p}: not a readable parquet file ({error})") from None
+        if b"huggingface" not in (table.schema.metadata or {}):  # not written by `datasets`: not ours
+            table = _safe_text_columns(table)
         return Dataset(InMemoryTable(table))
     raise ValueError(f"unsupported data file {p.name}: use one of {', '.join(READ_SUFFIXES)} or a dataset folder")
+
+
+def _jsonl_rows(path: Path) -> list[Any]:
+    rows = []
+    with path.open(encoding="utf-8-sig") as handle:  # -sig: drop a BOM, as for CSV
+        for number, line in enumerate(handle, 1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as error:
+                    raise ValueError(f"{path}:{number}: not valid JSON ({error.msg})") from None
+    return rows
+
+
+def _not_utf8(path: Path) -> ValueError:
+    """The one-line error for a text file that is not UTF-8, naming the line of its first bad byte
+    (found by reading the bytes again: a decoder's error is relative to its chunk)."""
+    raw = path.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = raw.count(b"\n", 0, error.start) + 1
+        return ValueError(f"{path}:{line}: not UTF-8 text (byte 0x{raw[error.start]:02x}); save the file as UTF-8")
+    return ValueError(f"{path}: not UTF-8 text; save the file as UTF-8")
+
+
+def _safe_text_columns(table: pa.Table) -> pa.Table:
+    """A parquet table's text columns under the storing rule (Arrow text holds no surrogate: only a
+    NUL can be there). Only for files `datasets` did not write: those it wrote (localjudge's own
+    output among them) keep their mixed-type cells, which start with `JSON_CELL` on purpose."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    for i, field in enumerate(table.schema):
+        if pa.types.is_string(field.type) or pa.types.is_large_string(field.type):
+            column = table.column(i)
+            if pc.any(pc.match_substring(column, "\x00")).as_py():
+                table = table.set_column(i, field, pc.replace_substring(column, "\x00", ""))
+    return table
 
 
 def _read_csv(path: Path) -> Dataset:
@@ -76,6 +121,7 @@ def _read_csv(path: Path) -> Dataset:
         header = next(reader, [])
         if not header:
             raise ValueError(f"{path} is empty: a CSV file needs a first line naming its columns")
+        header = [safe_text(name) for name in header]
         if len(set(header)) != len(header):
             raise ValueError(f"{path}: the first line names a column twice: {', '.join(header)}")
         columns: dict[str, list[str | None]] = {name: [] for name in header}
@@ -87,7 +133,7 @@ def _read_csv(path: Path) -> Dataset:
                                  f"names {len(header)} columns")
             cells += [""] * (len(header) - len(cells))
             for name, cell in zip(header, cells, strict=True):
-                columns[name].append(cell if cell != "" else None)
+                columns[name].append(safe_text(cell) if cell != "" else None)
     features = Features({name: Value("string") for name in header})
     return Dataset.from_dict(columns, features=features)
 
@@ -103,20 +149,23 @@ def dataset_from_rows(rows: Sequence[Mapping[str, Any]], *, where: str = "rows")
 
     Arrow needs one type per column, so a column whose values mix types is stored as JSON text
     (`decode_cell` turns each cell back); if Arrow still refuses (lists of different item
-    types), every column that holds anything but strings is stored that way. Row values are
-    never checked here: a bad value reaches the scorer, which records that row as unscored.
+    types), every column that holds anything but strings is stored that way. Every string (keys
+    too) is read under the storing rule (`safe_value`): a lone surrogate, which Arrow cannot hold,
+    becomes U+FFFD, and a NUL is dropped, so no text of the rows starts like a JSON cell. Row
+    values are never checked here: a bad value reaches the scorer, which records that row as
+    unscored.
     """
     from datasets import Dataset
 
     if not all(isinstance(r, Mapping) for r in rows):
         raise ValueError(f"{where}: every row must be a dict (a JSON object)")
+    rows = [safe_value(r) for r in rows]
     keys = list(dict.fromkeys(k for r in rows for k in r))
     kinds = {k: {type(r.get(k)).__name__ for r in rows if r.get(k) is not None} for k in keys}
-    marked = {k for k in keys if any(_is_json_cell(r.get(k)) for r in rows)}  # must round-trip
     failure: Exception | None = None
     for encoded in (
-        {k for k in keys if len(kinds[k]) > 1} | marked,
-        {k for k in keys if kinds[k] - {"str"}} | marked,
+        {k for k in keys if len(kinds[k]) > 1},
+        {k for k in keys if kinds[k] - {"str"}},
     ):
         try:
             fixed = [{k: (_encode(r.get(k)) if k in encoded else r.get(k)) for k in keys} for r in rows]

@@ -1,10 +1,11 @@
 """Live scoring of a running app: a sampled share of its calls, scored in the background.
 
 `worker` (`LiveScorer`: submit, wrap, the batching background worker, stats), `store` (where
-live results go: SQLite or JSONL; `read_results`), `sampling` (Mastra's sampling, seeded).
+live results go: SQLite or JSONL; `read_results`), `sampling` (Mastra's sampling, seeded),
+`sigterm` (SIGTERM as a normal exit, opt-in).
 """
 
-from localjudge.live.store import read_results
+from localjudge.live.store import JsonlResults, LiveStoreError, SqliteResults, read_results
 from localjudge.live.worker import LiveScorer, LiveStats
 
-__all__ = ["LiveScorer", "LiveStats", "read_results"]
+__all__ = ["JsonlResults", "LiveScorer", "LiveStats", "LiveStoreError", "SqliteResults", "read_results"]

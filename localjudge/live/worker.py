@@ -10,9 +10,11 @@ suffix: `localjudge.live.store`) and to an optional callback. Sampling is `local
 
 The wrapped function is never blocked or broken by scoring: sampling and queueing cost
 microseconds, the queue is bounded and what overflows it is counted (`stats.dropped`) and
-logged, never silently lost; a judge failure is recorded on its runs; `flush()` waits for the
-queue to drain, `close()` drains and stops the worker, and an interpreter that exits drains
-first (atexit).
+logged, never silently lost; a judge failure is recorded on its runs, and a run that cannot be
+scored or stored costs only itself; `flush()` waits for the queue to drain, `close()` drains and
+stops the worker, and an interpreter that exits drains first (atexit: a normal exit, an uncaught
+exception, Ctrl-C). SIGTERM kills a Python process without atexit unless the app handles it;
+`drain_on_sigterm=True` turns it into a normal exit where the app has no handler of its own.
 """
 
 from __future__ import annotations
@@ -32,7 +34,16 @@ from typing import Any
 
 from localjudge.evaluation import score_runs
 from localjudge.live.sampling import Sampler
-from localjudge.live.store import JsonlResults, ResultSink, SqliteResults, open_sink, read_results, record_of
+from localjudge.live.sigterm import exit_on_sigterm_by_default
+from localjudge.live.store import (
+    JsonlResults,
+    LiveStoreError,
+    ResultSink,
+    SqliteResults,
+    open_sink,
+    read_results,
+    record_of,
+)
 from localjudge.result import ScoreResult
 from localjudge.scoring import Scorer
 
@@ -44,8 +55,9 @@ DEFAULT_STORE = "localjudge-live.db"
 @dataclass(frozen=True)
 class LiveStats:
     """Counts since the start. `sampled` = `scored` + `unscored` + `dropped` + still queued, per
-    (call, scorer) pair; `dropped`: sampled but the queue was full; `failed_writes`: batches
-    the store or callback refused (logged)."""
+    (call, scorer) pair; `scored`/`unscored`: what the judge gave; `dropped`: sampled but the
+    queue was full; `failed_writes`: results the store refused or whose `on_result` raised, each
+    counted once and logged with its run id."""
 
     calls: int
     sampled: int
@@ -66,13 +78,19 @@ class LiveScorer:
             ``{"type": "every", "n": 10}``, a bare rate, or None (every call).
         store: A ``.db``/``.sqlite`` path (SQLite), a ``.jsonl`` path, any object with
             ``write(records)`` and ``close()``, or None (the callback only). Default:
-            ``localjudge-live.db`` in the working directory.
+            ``localjudge-live.db`` in the working directory. A path that cannot be written
+            raises `LiveStoreError` here.
         on_result: Called in the worker thread with ``(run, result)`` for every result; its
             exceptions are logged and counted, never raised.
         max_batch: Most runs per judge call.
         max_wait: Seconds the worker waits, after the first queued run, for a batch to fill.
         queue_size: Most runs waiting; beyond it, runs are dropped and counted.
         seed: Seeds the ratio samplers.
+        drain_on_sigterm: Make SIGTERM a normal exit (status 143), so that the queue drains
+            first as at any exit, where SIGTERM still has its default action (which ends the
+            process at once, queued runs lost). Never replaces a handler the app has set; off by
+            default, since a library must not take over its host's signals. Main thread only;
+            the handler stays for the life of the process.
     """
 
     def __init__(
@@ -86,11 +104,14 @@ class LiveScorer:
         max_wait: float = 0.5,
         queue_size: int = 1000,
         seed: int = 0,
+        drain_on_sigterm: bool = False,
     ) -> None:
         if max_batch < 1 or queue_size < 1 or max_wait < 0:
             raise ValueError("max_batch and queue_size must be at least 1, max_wait at least 0")
         self._entries = self._parse(scorers, sampling, seed)
-        self._sink = open_sink(store)
+        self._sink = open_sink(store)  # a store that cannot be written is refused here
+        if drain_on_sigterm:
+            exit_on_sigterm_by_default()  # before the worker starts: it may refuse (not the main thread)
         self._on_result = on_result
         self._max_batch, self._max_wait = max_batch, max_wait
         self._queue: queue.Queue[tuple[dict[str, Any], list[Scorer]] | None] = queue.Queue(queue_size)
@@ -257,29 +278,68 @@ class LiveScorer:
                     self._idle.notify_all()
 
     def _score(self, batch: list[tuple[dict[str, Any], list[Scorer]]]) -> None:
-        records, delivered = [], []
+        delivered: list[tuple[dict[str, Any], ScoreResult]] = []
         for scorer, _ in self._entries:
             runs = [run for run, chosen in batch if scorer in chosen]
-            if not runs:
-                continue
-            # score_runs: one judge call per step for these runs, a judge failure recorded per run
-            results, _ = score_runs(runs, [scorer], batch_size=len(runs))
-            for run, result in zip(runs, results[scorer.name], strict=True):
-                records.append(record_of(run, result))
-                delivered.append((run, result))
+            if runs:
+                delivered += zip(runs, _results(scorer, runs), strict=True)
         with self._lock:
             self._counts["scored"] += sum(r.scored for _, r in delivered)
             self._counts["unscored"] += sum(not r.scored for _, r in delivered)
-        try:
-            if self._sink is not None and records:
-                self._sink.write(records)
-            for run, result in delivered:
-                if self._on_result is not None:
-                    self._on_result(run, result)
-        except Exception:  # noqa: BLE001 - a failing store or callback costs this batch's delivery only
+        failed = self._store(delivered) if self._sink is not None and delivered else set()
+        for i, (run, result) in enumerate(delivered):
+            if self._on_result is None:
+                break
+            try:
+                self._on_result(run, result)
+            except Exception:  # noqa: BLE001 - a failing callback costs this result's delivery only
+                failed.add(i)
+                log.exception("live scoring: on_result raised for run %s", result.run_id)
+        if failed:
             with self._lock:
-                self._counts["failed_writes"] += 1
-            log.exception("live scoring: storing or delivering a batch of %d results failed", len(records))
+                self._counts["failed_writes"] += len(failed)
+
+    def _store(self, delivered: list[tuple[dict[str, Any], ScoreResult]]) -> set[int]:
+        """Store a batch's results in one write; the indices of those not stored. A store that
+        fails as a whole (`LiveStoreError`: read-only now, locked past its retries) loses the
+        batch; any other failure is retried a record at a time, so a record the store refuses
+        costs only itself."""
+        assert self._sink is not None
+        records = [record_of(run, result) for run, result in delivered]
+        try:
+            self._sink.write(records)
+            return set()
+        except LiveStoreError:
+            log.exception("live scoring: %d results not stored", len(records))
+            return set(range(len(records)))
+        except Exception as error:  # noqa: BLE001 - one bad record must not cost the others
+            log.warning("live scoring: the store refused a batch of %d (%s); storing them one by one",
+                        len(records), error)
+        failed = set()
+        for i, record in enumerate(records):
+            try:
+                self._sink.write([record])
+            except Exception as error:  # noqa: BLE001 - counted and logged, the worker goes on
+                failed.add(i)
+                log.error("live scoring: the store refused the result of run %s: %s", record["run_id"], error)
+        return failed
+
+
+def _results(scorer: Scorer, runs: list[dict[str, Any]]) -> list[ScoreResult]:
+    """One result per run: `score_runs` (one judge call per step for these runs, a judge failure
+    recorded on each run); if it raises outside the judge, each run alone, and a run that still
+    raises is recorded unscored, alone."""
+    try:
+        return score_runs(runs, [scorer], batch_size=len(runs))[0][scorer.name]
+    except Exception as error:  # noqa: BLE001 - one bad run must not cost the batch
+        if len(runs) > 1:
+            log.warning("live scoring: a batch of %d failed outside the judge (%s); scoring its runs one by one",
+                        len(runs), error)
+            return [result for run in runs for result in _results(scorer, [run])]
+        run_id = runs[0].get("run_id")
+        log.exception("live scoring: run %s could not be scored", run_id)
+        return [ScoreResult.unscored(None if run_id is None else str(run_id), scorer.name, "invalid_run",
+                                     f"invalid run: could not be scored ({type(error).__name__}: {error})")]
 
 
 def _default_run(args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> dict[str, Any]:
@@ -287,5 +347,5 @@ def _default_run(args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> 
     return {"input": question, "output": result}
 
 
-__all__ = ["DEFAULT_STORE", "JsonlResults", "LiveScorer", "LiveStats", "ResultSink", "Sampler", "SqliteResults",
-           "read_results"]
+__all__ = ["DEFAULT_STORE", "JsonlResults", "LiveScorer", "LiveStats", "LiveStoreError", "ResultSink", "Sampler",
+           "SqliteResults", "read_results"]

@@ -17,6 +17,8 @@ import unicodedata
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from localjudge.text_safety import safe_text
+
 ROLES = frozenset({"system", "user", "assistant", "tool", "developer"})
 
 
@@ -39,7 +41,7 @@ def clean_text(text: str) -> str:
     characters except newline and tab are dropped; the text is NFC-normalised. Zero-width
     characters, RTL marks, emoji and combining marks are kept: they are part of the text judged.
     """
-    text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+    text = safe_text(text)  # the storing rule first: surrogates mended, NUL dropped
     text = _OTHER_CONTROLS.sub("", _SPACE_CONTROLS.sub(" ", _LINE_BREAKS.sub("\n", text)))
     return unicodedata.normalize("NFC", text)
 

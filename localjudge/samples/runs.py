@@ -31,6 +31,7 @@ from typing import Any
 
 from localjudge.samples.messages import InvalidRunError, clean_text, is_missing, message_text, messages_of, text_of
 from localjudge.samples.tool_calls import ToolCall, as_text, extract_tool_results, tool_calls_of, tool_result_context
+from localjudge.text_safety import safe_text
 
 Turn = tuple[str, str]  # (role, text) of one message of a conversation
 
@@ -186,7 +187,7 @@ def run_id_of(run: Mapping[str, Any]) -> str | None:
     """The run's own id (`run_id`, or Mastra's `runId`), as text; None when it has none."""
     for key in ("run_id", "runId"):
         if not is_missing(run.get(key)):
-            return str(run[key])
+            return safe_text(str(run[key]))  # stored with every result: valid UTF-8, no NUL
     return None
 
 

@@ -3,6 +3,10 @@
 A new scorer is one file here plus one line in `SCORERS` (or, from outside the package, one
 `register_scorer` call): everything else (CLI flags, benchmarks, baselines, reports) reads the
 scorer's own facts (`positive`, `higher_is_better`, `shown_fields`, `needs_context`).
+
+Mastra's code scorers and checks (`CODE_SCORERS`: completeness, keyword coverage, the checks...)
+are registered beside the judge scorers; they have no judge step, so `build_scorer` takes
+``judge=None`` for them and `needs_judge` tells a caller (the CLI) that it need load no model.
 """
 
 from __future__ import annotations
@@ -12,25 +16,49 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from localjudge.judge import Judge
+from localjudge.scorers import checks
 from localjudge.scorers.answer_relevancy import answer_relevancy_scorer
 from localjudge.scorers.answer_similarity import answer_similarity_scorer
 from localjudge.scorers.bias import bias_scorer
+from localjudge.scorers.checks import CHECKS
 from localjudge.scorers.claims import WORDS_PER_CLAIM
+from localjudge.scorers.code import CodeScorer
+from localjudge.scorers.code_tool_call_accuracy import code_tool_call_accuracy_scorer
+from localjudge.scorers.code_trajectory import code_trajectory_scorer
+from localjudge.scorers.code_trajectory_accuracy import code_trajectory_accuracy_scorer
+from localjudge.scorers.completeness import completeness_scorer
+from localjudge.scorers.content_similarity import content_similarity_scorer
 from localjudge.scorers.context_precision import context_precision_scorer
 from localjudge.scorers.context_recall import context_recall_scorer
 from localjudge.scorers.context_relevance import context_relevance_scorer
 from localjudge.scorers.direct import MODES, check_mode
 from localjudge.scorers.faithfulness import faithfulness_scorer
 from localjudge.scorers.hallucination import hallucination_scorer
+from localjudge.scorers.keyword_coverage import keyword_coverage_scorer
 from localjudge.scorers.multi_turn_judge import multi_turn_judge_scorer
 from localjudge.scorers.noise_sensitivity import noise_sensitivity_scorer
 from localjudge.scorers.prompt_alignment import prompt_alignment_scorer
 from localjudge.scorers.rubric import rubric_scorer
 from localjudge.scorers.summarization import summarization_scorer
+from localjudge.scorers.textual_difference import textual_difference_scorer
+from localjudge.scorers.tone import tone_scorer
 from localjudge.scorers.tool_call_accuracy import tool_call_accuracy_scorer
 from localjudge.scorers.toxicity import toxicity_scorer
 from localjudge.scorers.trajectory_accuracy import trajectory_accuracy_scorer
-from localjudge.scoring import Scorer
+from localjudge.scoring import JudgeStep, Scorer
+
+# Mastra's code scorers and checks: no model (see `localjudge.scorers.code`).
+CODE_SCORERS: dict[str, Callable[..., Scorer]] = {
+    "completeness": completeness_scorer,
+    "content_similarity": content_similarity_scorer,
+    "keyword_coverage": keyword_coverage_scorer,
+    "textual_difference": textual_difference_scorer,
+    "tone": tone_scorer,
+    "code_tool_call_accuracy": code_tool_call_accuracy_scorer,  # needs expected_tool or expected_tool_order
+    "code_trajectory_accuracy": code_trajectory_accuracy_scorer,
+    "code_trajectory": code_trajectory_scorer,
+    **CHECKS,  # most need an option: check_includes.expected, ...
+}
 
 SCORERS: dict[str, Callable[..., Scorer]] = {
     "hallucination": hallucination_scorer,
@@ -49,6 +77,7 @@ SCORERS: dict[str, Callable[..., Scorer]] = {
     "tool_call_accuracy": tool_call_accuracy_scorer,
     "trajectory_accuracy": trajectory_accuracy_scorer,
     "noise_sensitivity": noise_sensitivity_scorer,
+    **CODE_SCORERS,
 }
 
 
@@ -100,13 +129,27 @@ def check_options(name: str, options: Mapping[str, Any]) -> None:
                              f"(CLI: --scorer-option {name}.{key}=VALUE)")
 
 
-def build_scorer(name: str, judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
+def uses_judge(scorer: Scorer) -> bool:
+    """Whether `scorer` has a step the judge answers (a code scorer has none, and runs without one)."""
+    return any(isinstance(step, JudgeStep) for step in (scorer.preprocess_step, scorer.analyze_step,
+                                                         scorer.reason_step))
+
+
+def needs_judge(name: str, *, mode: str = "pipeline", options: Mapping[str, Any] | None = None) -> bool:
+    """Whether the scorer registered as `name` (in `mode`, with `options`) asks a judge anything:
+    False for Mastra's code scorers and checks, so a run of only those loads no model. Building
+    it to find out raises the errors `build_scorer` raises."""
+    return uses_judge(build_scorer(name, None, mode=mode, options=options))
+
+
+def build_scorer(name: str, judge: Judge | None, *, scale: float = 1.0, mode: str = "pipeline",
                  options: Mapping[str, Any] | None = None) -> Scorer:
     """The scorer registered as `name`, on `judge`.
 
     Args:
         name: A registered scorer's name.
-        judge: The judge it runs on.
+        judge: The judge it runs on (None: a scorer that needs none, a code scorer; a judge
+            scorer built without one refuses to run).
         scale: Scores lie in [0, scale].
         mode: ``"pipeline"`` or ``"direct"`` (see `localjudge.scorers.direct`); passed only when
             it is not the default, so a registered factory without a `mode` parameter still
@@ -129,12 +172,17 @@ def build_scorer(name: str, judge: Judge, *, scale: float = 1.0, mode: str = "pi
         return factory(judge, **keywords)
     except TypeError as error:  # an option's value of the wrong type (criteria="one string")
         raise ValueError(f"scorer {name!r}: {error}") from error
+    except (AttributeError, KeyError, IndexError) as error:  # one the factory did not check: still one line
+        raise ValueError(f"scorer {name!r}: an option's value does not fit ({type(error).__name__}: {error})") \
+            from error
 
 
-__all__ = ["MODES", "SCORERS", "WORDS_PER_CLAIM", "answer_relevancy_scorer",
-           "answer_similarity_scorer", "bias_scorer", "build_scorer",
-           "check_options", "context_precision_scorer", "context_recall_scorer", "context_relevance_scorer",
-           "faithfulness_scorer", "get_scorer_factory", "hallucination_scorer", "multi_turn_judge_scorer",
-           "noise_sensitivity_scorer", "prompt_alignment_scorer", "register_scorer", "rubric_scorer",
-           "scorer_options", "summarization_scorer", "tool_call_accuracy_scorer", "toxicity_scorer",
-           "trajectory_accuracy_scorer"]
+__all__ = ["CODE_SCORERS", "MODES", "SCORERS", "WORDS_PER_CLAIM", "CodeScorer", "answer_relevancy_scorer",
+           "answer_similarity_scorer", "bias_scorer", "build_scorer", "check_options", "checks",
+           "code_tool_call_accuracy_scorer", "code_trajectory_accuracy_scorer", "code_trajectory_scorer",
+           "completeness_scorer", "content_similarity_scorer", "context_precision_scorer", "context_recall_scorer",
+           "context_relevance_scorer", "faithfulness_scorer", "get_scorer_factory", "hallucination_scorer",
+           "keyword_coverage_scorer", "multi_turn_judge_scorer", "needs_judge", "noise_sensitivity_scorer",
+           "prompt_alignment_scorer", "register_scorer", "rubric_scorer", "scorer_options", "summarization_scorer",
+           "textual_difference_scorer", "tone_scorer", "tool_call_accuracy_scorer", "toxicity_scorer",
+           "trajectory_accuracy_scorer", "uses_judge"]

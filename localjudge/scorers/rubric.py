@@ -85,6 +85,8 @@ def check_criteria(criteria: Sequence[str | Mapping[str, Any]]) -> tuple[Criteri
         raise ValueError(f"at most {MAX_CRITERIA} criteria per rubric, got {len(criteria)}")
     parsed = []
     for item in criteria:
+        if not isinstance(item, (str, Mapping)):
+            raise ValueError(f"a criterion must be text or {{'criterion': ..., 'required': ...}}, got {item!r}")
         text, required = (item, None) if isinstance(item, str) else (item.get("criterion"), item.get("required"))
         if not isinstance(text, str) or not text.strip():
             raise ValueError(f"a criterion must be non-empty text, got {item!r}")

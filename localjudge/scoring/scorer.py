@@ -23,13 +23,19 @@ from localjudge.scoring.step_runner import round_half_up
 from localjudge.scoring.steps import ContextArg, JudgeStep, Results, Shortcut, Step, UnscorableError, call_get_context
 from localjudge.scoring.versioning import probe, prompt_hash, shown_fields
 
+# Scores keep two decimals (prob scores four): far above this a float cannot hold them, and the
+# exact decimal rounding of `round_half_up` overflows.
+MAX_SCALE = 1_000_000
+
 
 def check_scale(scale: float) -> float:
-    """Return `scale` as a float, or raise if it is not a finite positive number."""
+    """Return `scale` as a float, or raise if it is not a finite positive number up to `MAX_SCALE`."""
     if isinstance(scale, bool) or not isinstance(scale, (int, float)):
         raise ValueError(f"scale must be a positive number, got {scale!r}")
     if not math.isfinite(scale) or scale <= 0:
         raise ValueError(f"scale must be a finite positive number, got {scale!r}")
+    if scale > MAX_SCALE:
+        raise ValueError(f"scale must be at most {MAX_SCALE:,} (scores keep two decimals), got {scale:g}")
     return float(scale)
 
 

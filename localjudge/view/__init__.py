@@ -3,6 +3,6 @@
 `rows` gathers the rows and embeds them as escaped JSON; `page` holds the page's CSS and script.
 """
 
-from localjudge.view.rows import default_out, write_view
+from localjudge.view.rows import PAGE_SUFFIXES, default_out, write_view
 
-__all__ = ["default_out", "write_view"]
+__all__ = ["PAGE_SUFFIXES", "default_out", "write_view"]

@@ -30,10 +30,11 @@ th.asc::after{content:" \\25B2"}th.desc::after{content:" \\25BC"}
 tbody tr{cursor:pointer}tbody tr:hover{background:#f0f5ff}tr.sel{background:#dce8ff}
 tr.unscored td.score{color:#b3261e;font-weight:600}td.num{font-variant-numeric:tabular-nums}
 td.note{max-width:360px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;color:#3a4452}
+td.clip{max-width:240px;overflow:hidden;text-overflow:ellipsis}
 tr.unscored td.note{color:#b3261e}
 #detail{flex:0 0 40%;max-width:40%;background:#fff;border:1px solid #d9dee5;border-radius:6px;padding:10px 12px;
  position:sticky;top:8px;max-height:calc(100vh - 24px);overflow:auto}
-#detail h2{font-size:15px;margin:0 0 6px}#detail h4{margin:10px 0 3px;font-size:13px}
+#detail h2{font-size:15px;margin:0 0 6px;overflow-wrap:anywhere}#detail h4{margin:10px 0 3px;font-size:13px}
 #detail td{white-space:normal}
 #detail pre{white-space:pre-wrap;word-break:break-word;background:#f6f7f9;padding:6px;margin:0;border-radius:4px}
 #detail pre.error{background:#fdecea;color:#8c1d18}
@@ -133,7 +134,12 @@ PAGE_JS = r"""
   function cell(it, key) {
     if (key === "score") return el("td", "num score", it.r.score === null ? "unscored" : fmt(it.r.score));
     if (key === "prob") return el("td", "num", fmt(it.r.prob));
-    if (key !== "note") return el("td", "", it.vals[key] || "");
+    if (key !== "note") {  // clipped to one line, whole in its tooltip: a 3,000-character id stays in its column
+      var text = String(it.vals[key] || "");
+      var td = el("td", "clip", text.slice(0, 300));
+      if (text.length > 40) td.title = text.slice(0, 2000);
+      return td;
+    }
     var note = el("td", "note", it.note.slice(0, 300));
     note.title = it.note.slice(0, 2000);
     return note;
@@ -160,8 +166,8 @@ PAGE_JS = r"""
     box.replaceChildren();
     DATA.scorers.forEach(function (name) {
       var all = items.filter(function (it) { return it.r.scorer === name && it.r.score !== null; });
-      var lo = Math.min.apply(null, [0].concat(all.map(function (it) { return it.r.score; })));
-      var hi = Math.max.apply(null, [1].concat(all.map(function (it) { return it.r.score; })));
+      var lo = 0, hi = 1;  // a loop: Math.max.apply over 130,000 scores overflows the call stack
+      all.forEach(function (it) { lo = Math.min(lo, it.r.score); hi = Math.max(hi, it.r.score); });
       var mine = shown.filter(function (it) { return it.r.scorer === name; });
       var scores = mine.filter(function (it) { return it.r.score !== null; }).map(function (it) { return it.r.score; });
       var bins = [0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
@@ -280,7 +286,8 @@ PAGE_JS = r"""
     writeHash();
   }
 
-  $("sources").textContent = DATA.sources.length + " file(s): " + DATA.sources.join(", ");
+  $("sources").textContent = DATA.sources.length + " file(s): " + DATA.sources.join(", ") +
+    (DATA.skipped && DATA.skipped.length ? "; left out, unreadable: " + DATA.skipped.join(", ") : "");
   DATA.scorers.forEach(function (name) {
     var option = el("option", "", name);
     option.value = name;

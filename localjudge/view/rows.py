@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 
 Source = str | Path | Sequence[str | Path]
 TABLE_SUFFIXES = (".jsonl", ".parquet")
+PAGE_SUFFIXES = (".html", ".htm")
 SKIPPED_FOLDERS = (".progress", ".ranks")  # resume logs and a data-parallel run's scratch
 ID_COLUMNS = ("run_id", "id", "runId")
 TEXT_COLUMNS = ("input", "output", "context")
@@ -72,7 +73,12 @@ def render_page(source: Source) -> str:
     if not payload["results"]:
         raise ValueError(f"no scored rows in {_describe(source)}: expected `localjudge score` results "
                          f"({', '.join(TABLE_SUFFIXES)} files with NAME_score and NAME_error columns)")
-    title = escape(f"localjudge view: {_describe(source)}")
+    return page_html(payload, _describe(source))
+
+
+def page_html(payload: dict[str, Any], name: str) -> str:
+    """The page of `collect`'s payload, titled by `name`."""
+    title = escape(f"localjudge view: {name}")
     policy = (f"default-src 'none'; script-src '{_sha256(PAGE_JS)}'; style-src '{_sha256(PAGE_CSS)}'; "
               "base-uri 'none'; form-action 'none'")
     controls = ('<input id="q" type="search" placeholder="filter: id, text, error, reason" aria-label="filter">'
@@ -97,10 +103,17 @@ def write_view(source: Source, out_path: str | Path | None = None) -> Path:
     """Write `render_page(source)` to `out_path` (atomically) and return that path.
 
     Without `out_path` the page goes next to the source: ``FILE.jsonl.html`` for a file,
-    ``FOLDER/view.html`` for a folder.
+    ``FOLDER/view.html`` for a folder. The page's name must end in ``.html`` (or ``.htm``) and
+    not be a folder, checked before anything is read: a results file named as the page (``view
+    out.jsonl --out out.jsonl``) would be overwritten with HTML.
     """
-    page = render_page(source)
     out = Path(out_path) if out_path is not None else default_out(source)
+    if out.suffix.lower() not in PAGE_SUFFIXES:
+        raise ValueError(f"the page {str(out)!r} must be named .html: it would overwrite a file of another kind "
+                         "(a results file?)")
+    if out.is_dir():
+        raise ValueError(f"the page {str(out)!r} is a folder: name a file (.html)")
+    page = render_page(source)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.parent / f".{out.name}.{secrets.token_hex(4)}.tmp"
     try:
@@ -121,18 +134,28 @@ def default_out(source: Source) -> Path:
 
 
 def collect(tables: Sequence[tuple[str, Path, bool]]) -> dict[str, Any]:
-    """The page's data: its sources, scorers, data rows and one result per (row, scorer).
+    """The page's data: its sources, scorers, data rows and one result per (row, scorer), and
+    the files left out as unreadable (`skipped`).
 
     Args:
-        tables: (label, path, named by the user) per table; a table with no scorer columns is
-            an error when named, skipped when found in a folder.
+        tables: (label, path, named by the user) per table; a table with no scorer columns or
+            one that does not read is an error when named, left out (with a warning, and a note
+            on the page for an unreadable one) when found in a folder.
     """
     sources: list[str] = []
+    skipped: list[str] = []
     scorers: list[str] = []
     rows: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
     for label, path, named in tables:
-        dataset = read_table(path)
+        try:
+            dataset = read_table(path)
+        except (ValueError, OSError) as error:  # one unreadable file found in a folder costs that file only
+            if named:
+                raise
+            logger.warning("%s: left out of the page, unreadable (%s)", path, error)
+            skipped.append(label)
+            continue
         names = scorer_names(dataset.column_names)
         if not names:
             if named:
@@ -157,7 +180,7 @@ def collect(tables: Sequence[tuple[str, Path, bool]]) -> dict[str, Any]:
                 "error": _text(cells.get(f"{n}_error")), "reason": _text(cells.get(f"{n}_reason")),
                 "steps": _steps(cells.get(f"{n}_steps")),
             } for n in names]
-    return {"sources": sources, "scorers": scorers, "rows": rows, "results": results}
+    return {"sources": sources, "skipped": skipped, "scorers": scorers, "rows": rows, "results": results}
 
 
 def embed_json(value: Any) -> str:

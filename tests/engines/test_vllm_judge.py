@@ -82,3 +82,34 @@ def test_the_vllm_engine_without_vllm_says_how_to_install_it(model_dir: Path, tm
     assert code == 2
     err = capsys.readouterr().err
     assert "the vLLM engine needs vllm" in err and "scripts/setup_vllm.sh" in err
+
+
+def test_vllm_gets_the_checked_files_and_a_failed_start_is_one_line(family_dir: Any, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 34, item 2, on a stand-in vLLM: `load_format="auto"` reaches vLLM as "safetensors"
+    (the files localjudge checked, never Mistral's consolidated*.safetensors beside them), and an
+    engine that fails to start (vLLM refuses a checkpoint lacking weights in its own processes,
+    which log why) ends the command with one line, not vLLM's traceback."""
+    import sys
+    import types
+
+    seen: dict[str, Any] = {}
+
+    def refuse(**kwargs: Any) -> None:
+        seen.update(kwargs)
+        raise RuntimeError("Engine core initialization failed. See root cause above.")
+
+    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(LLM=refuse, __version__="0.0"))
+    for name, value in {"HF_HUB_OFFLINE": "1", "VLLM_LOGGING_STREAM": "ext://sys.stderr",
+                        "VLLM_LOGGING_LEVEL": "WARNING"}.items():  # what the load sets, restored after the test
+        monkeypatch.setenv(name, value)
+    data = tmp_path / "rows.jsonl"
+    data.write_text('{"input": "q", "output": "A reply of five words here."}\n', encoding="utf-8")
+    folder = family_dir("llama3")
+    code = main(["--quiet", "score", "--engine", "vllm", "--model", str(folder), "--scorer", "toxicity",
+                 "--data", str(data)])
+    err = capsys.readouterr().err
+    assert code == 2 and err == (f"localjudge: error: vLLM could not start its engine on {folder}: Engine core "
+                                 "initialization failed. See root cause above.\n")
+    assert seen["load_format"] == "safetensors" and seen["model"] == str(folder)

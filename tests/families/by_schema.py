@@ -102,6 +102,8 @@ def gather() -> list[SchemaRow]:
             scorer = scorer_of(name, mode, RecordingJudge())
             steps = {step: getattr(scorer, f"{step}_step") for step in STEPS}
             judges = {step: RecordingJudge() for step, value in steps.items() if isinstance(value, JudgeStep)}
+            if not judges:  # model-free (Mastra's code scorers and checks): nothing to ask a family
+                continue
             tagged = dataclasses.replace(scorer, **{f"{step}_step": dataclasses.replace(steps[step], judge=judge)
                                                     for step, judge in judges.items()})
             tagged.run_batch([FULL_RUN])

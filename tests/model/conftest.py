@@ -23,7 +23,7 @@ from localjudge.result import ScoreResult
 from localjudge.scorers import MODES, build_scorer
 from localjudge.scoring import Scorer
 from tests.conftest import EXAMPLES
-from tests.scorer_options import OPTIONS, SCORER_MODES
+from tests.scorer_options import JUDGED_MODES, OPTIONS
 
 # Four agent runs (every field), and the quick start's rows no agent run resembles: a chat-shaped
 # run and an empty output (decided by rule). Six rows: one batch per scorer and mode.
@@ -39,7 +39,7 @@ BATCH_SIZE = 8  # all six rows in one batch
 
 @dataclass(frozen=True)
 class SharedRun:
-    """Every (scorer, mode) of `SCORER_MODES` on `ROWS`: its scorer and one result per row, in order."""
+    """Every (scorer, mode) of `JUDGED_MODES` on `ROWS`: its scorer and one result per row, in order."""
 
     rows: list[dict[str, Any]]
     scorers: dict[tuple[str, str], Scorer]
@@ -47,9 +47,11 @@ class SharedRun:
 
 
 def run_all(judge: Any) -> SharedRun:
-    """Score `ROWS` with every built-in scorer in every mode on `judge`: one `evaluate` a mode."""
+    """Score `ROWS` with every built-in scorer that asks a judge, in every mode, on `judge`: one
+    `evaluate` a mode. The model-free ones (Mastra's code scorers and checks) have nothing a model
+    could change: the unit tier checks them."""
     scorers = {(name, mode): build_scorer(name, judge, mode=mode, options=OPTIONS.get(name))
-               for name, mode in SCORER_MODES}
+               for name, mode in JUDGED_MODES}
     results: dict[tuple[str, str], list[ScoreResult]] = {}
     for mode in MODES:
         chosen = {name: scorer for (name, m), scorer in scorers.items() if m == mode}

@@ -25,7 +25,7 @@ from localjudge.scorers.hallucination import HallucinationVerdict
 from localjudge.scorers.toxicity import ToxicityVerdicts, statements_of
 from tests.fakes import HALLUCINATION_WORDS
 from tests.model.conftest import SharedRun
-from tests.scorer_options import OPTIONS, SCORER_MODES
+from tests.scorer_options import JUDGED_MODES, OPTIONS
 
 # The share of the rows a scorer can judge (those not lacking a field it needs) it must score: what
 # its own real-model test required of its rows before the shared run (context_precision: all but 2
@@ -52,7 +52,7 @@ CRASHES = {"judge_failed", "step_error"}
 VERDICTS: dict[str, Any] = {"hallucination": HallucinationVerdict, "faithfulness": FaithfulnessVerdict}
 
 
-IDS = [f"{name}-{mode}" for name, mode in SCORER_MODES]
+IDS = [f"{name}-{mode}" for name, mode in JUDGED_MODES]
 
 
 def judged(result: ScoreResult) -> bool:
@@ -60,7 +60,7 @@ def judged(result: ScoreResult) -> bool:
     return result.scored and bool(result.analyze_step_result)
 
 
-@pytest.mark.parametrize(("name", "mode"), SCORER_MODES, ids=IDS)
+@pytest.mark.parametrize(("name", "mode"), JUDGED_MODES, ids=IDS)
 def test_every_row_is_scored_in_range_or_unscored_with_its_reason(shared_run: SharedRun, name: str,
                                                                    mode: str) -> None:
     results = shared_run.results[name, mode]
@@ -75,7 +75,7 @@ def test_every_row_is_scored_in_range_or_unscored_with_its_reason(shared_run: Sh
             assert result.error_kind not in CRASHES, result
 
 
-@pytest.mark.parametrize(("name", "mode"), SCORER_MODES, ids=IDS)
+@pytest.mark.parametrize(("name", "mode"), JUDGED_MODES, ids=IDS)
 def test_each_scorer_scores_its_share_of_the_rows(shared_run: SharedRun, name: str, mode: str) -> None:
     results = [r for r in shared_run.results[name, mode] if r.error_kind != "invalid_run"]
     assert results, f"{name} can judge none of the rows"
@@ -87,7 +87,7 @@ def test_each_scorer_scores_its_share_of_the_rows(shared_run: SharedRun, name: s
         assert all(kind == "copied_example" for _, kind, _ in errors), errors
 
 
-@pytest.mark.parametrize(("name", "mode"), SCORER_MODES, ids=IDS)
+@pytest.mark.parametrize(("name", "mode"), JUDGED_MODES, ids=IDS)
 def test_an_answered_row_has_its_probability_score(shared_run: SharedRun, name: str, mode: str) -> None:
     if mode == "pipeline" and name not in PROB_SCORED:
         pytest.skip(f"{name}'s pipeline reads no probability score when a label reading is missing")

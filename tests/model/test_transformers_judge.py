@@ -1,5 +1,5 @@
 """The transformers engine on the real SmolLM2-135M: the prefix cache and the decode loop change no
-token (its own loop against `generate`, rows joining in flight), torch's out-of-memory errors
+token (its own loop, rows joining in flight, against `generate` on full prompts), torch's out-of-memory errors
 reach the engine as `JudgeOutOfMemory`, and building a judge leaves the caller's objects alone.
 Every scorer end to end on this model: tests/model/test_scorers.py.
 """
@@ -12,7 +12,8 @@ import pytest
 
 from localjudge import hallucination_scorer, toxicity_scorer
 from localjudge.scorers.claims import Claims
-from tests.engines.decoding import LONGER_RUNS, compare_scorers
+from tests.engines import decoding
+from tests.engines.decoding import recorded
 
 RUNS = [
     {"run_id": "a", "input": "When was the Eiffel Tower completed?",
@@ -23,18 +24,6 @@ RUNS = [
      "context": ["Hamlet is a tragedy by William Shakespeare."]},
     {"run_id": "c", "input": "Say nothing.", "output": "", "context": "Nothing."},
 ]
-
-
-def test_prefix_cache_gives_the_tokens_of_full_prompts(real_judge, model_dir) -> None:
-    """The shared-prefix KV cache changes nothing: results (texts, scores, label probabilities)
-    of every kind of step equal those of a judge that prefills every full prompt."""
-    from localjudge.engines.transformers.judge import TransformersJudge
-
-    plain = TransformersJudge.load(model_dir, dtype="float32", prefix_cache=False)  # as real_judge, on a GPU too
-    for factory in (hallucination_scorer, toxicity_scorer):  # faithfulness has hallucination's steps
-        cached = [r.to_dict() for r in factory(real_judge).run_batch(RUNS)]
-        assert [r.to_dict() for r in factory(plain).run_batch(RUNS)] == cached
-    assert real_judge._prefix_caches and not plain._prefix_caches, "the cache was used, and only there"
 
 
 def test_out_of_memory_in_the_backend_is_the_library_error(real_judge, monkeypatch) -> None:
@@ -114,18 +103,24 @@ def test_building_a_judge_leaves_the_callers_objects_and_torch_alone(real_judge,
         TransformersJudge(str(model_dir), tokenizer, identity="x")
 
 
-def test_decode_loop_gives_generates_tokens_on_the_real_model(real_judge) -> None:
-    """Every step of the three scorers on the real model: the own loop's generations equal
-    `generate`'s (texts, ends, token counts; label probabilities to rounding), in fewer passes."""
-    stats = compare_scorers(real_judge, RUNS)
-    assert stats.accepted > 0 and stats.forwards < stats.generate_forwards
-    assert stats.row_steps < stats.generate_row_steps
+def test_the_loop_with_prefix_cache_and_refills_gives_generates_tokens_on_the_real_model(real_judge) -> None:
+    """Every step of the hallucination and toxicity scorers on the real model, decoded by the
+    engine's own loop with the shared-prefix KV cache and two rows in flight (waiting rows join as
+    others finish): the texts, ends and token counts of `generate` prefilling every full prompt,
+    all rows at once; label probabilities to rounding; in fewer forward passes. (Each of the three
+    alone, on random-weight fixtures: tests/engines/test_decode.py.)"""
+    from tests.engines.decoding import same_tokens
 
-
-def test_refilled_batches_give_generates_tokens_on_the_real_model(real_judge) -> None:
-    """Two rows in flight on the real model, four rows a call: waiting rows join as others
-    finish, and every step's generations are still `generate`'s (all rows at once)."""
-
-    refill = real_judge.variant(max_rows=2)
-    stats = compare_scorers(refill, LONGER_RUNS[:4])
+    loop = real_judge.variant(max_rows=2)
+    plain = real_judge.variant(decoder="generate", max_rows=None, prefix_cache=False)
+    runs = decoding.RUNS  # three rows, two in flight: the third joins
+    calls: dict[str, list[Any]] = {"loop": [], "generate": []}
+    for name, judge in (("loop", loop), ("generate", plain)):
+        recorded(judge, calls[name])
+        for factory in (hallucination_scorer, toxicity_scorer):
+            factory(judge).run_batch(runs)
+    same_tokens(calls["loop"], calls["generate"])
+    stats = loop.decode_stats
     assert stats.joins > 0 and stats.row_steps <= 2 * stats.forwards
+    assert stats.forwards < stats.generate_forwards and stats.accepted > 0
+    assert loop._prefix_caches and not plain._prefix_caches, "the cache was used, and only by the loop"

@@ -1,6 +1,6 @@
 """The package's shape: which folder may import which, entry modules only, no cycle of any kind.
 
-Each module belongs to a unit: the contract (`result`, `judge`, `repetition` at the top), a
+Each module belongs to a unit: the contract (`result`, `judge`, `repetition`, `text_safety` at the top), a
 folder (`samples`, `scoring`, `scorers`, `engines`, `engines.transformers`, `engines.vllm`,
 `engines.server`, `evaluation`, `live`, `view`, `bench`, `cli`) or the facade (`localjudge/__init__.py`). `RULES`
 says which other units a unit may import; everything else is a breach. The rules leave room for
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "localjudge"
-CONTRACT = {"result", "judge", "repetition"}
+CONTRACT = {"result", "judge", "repetition", "text_safety"}
 LOW = {"contract"}
 RULES: dict[str, set[str]] = {
     "contract": set(),

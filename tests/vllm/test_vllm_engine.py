@@ -23,7 +23,7 @@ pytest.importorskip("vllm")
 
 from localjudge.engines.vllm.judge import GUARD_ARG, VLLMJudge  # noqa: E402
 from localjudge.evaluation.dataset_runs import Evaluation, evaluate  # noqa: E402
-from localjudge.evaluation.tables import read_table  # noqa: E402
+from localjudge.evaluation.tables import read_table, write_table  # noqa: E402
 from localjudge.judge import TOO_LONG  # noqa: E402
 from localjudge.scorers import build_scorer  # noqa: E402
 
@@ -35,6 +35,10 @@ SCORERS = ("hallucination", "faithfulness", "toxicity")
 # vLLM as users run it, compiled: without the conftest's TORCHDYNAMO_DISABLE (which would make
 # VLLMJudge.load fall back to eager mode)
 ENGINE_ENV = {k: v for k, v in os.environ.items() if k != "TORCHDYNAMO_DISABLE"}
+# vLLM 0.32's CPU build cannot load its own AOT-compiled model back, so it compiles again on every
+# start; without AOT its compile cache works: the server tier's two starts after this one reuse it
+# (the same model, context and compile options), ~60 s each instead of ~150 (docs/servers.md).
+AOT = {"VLLM_USE_AOT_COMPILE": "0"}
 CONTEXT = 2048  # the engine's max_model_len: room for every example row, a small KV cache
 # Scores equal to the transformers engine's (float32 there, bf16 here) on the example file: at
 # least this many of 24 (8 rows x 3 scorers); measured: 22 (docs/engines.md).
@@ -42,6 +46,9 @@ AGREEMENT_FLOOR = 18
 # What is compared between runs: every score, probability, reason and step output (of RERUN's).
 RERUN = "hallucination"  # three judge steps: claims, verdicts, reason
 FIELDS = [f"{name}_{field}" for name in SCORERS for field in ("score", "prob_score", "reason", "error", "steps")]
+# scripts/check.sh's folder for results one tier hands the next: the first run's results go there
+# as vllm-example.jsonl, which the server tier (tests/server) compares its server's scores with
+HANDOVER = "LOCALJUDGE_TIER_OUT"
 
 
 def test_the_cli_scores_a_file_on_vllm_with_each_accelerate_rank_on_its_own_engine(model_dir: Path,
@@ -57,7 +64,8 @@ def test_the_cli_scores_a_file_on_vllm_with_each_accelerate_rank_on_its_own_engi
          "--max-context", str(CONTEXT), "--enforce-eager", "--out", str(out)],  # (the ranks share no compile cache)
         capture_output=True, text=True, timeout=900, cwd=ROOT, env=ENGINE_ENV)
     assert done.returncode == 0, done.stderr[-4000:]
-    assert sorted(p.name for p in (tmp_path / "out.jsonl.progress").iterdir()) == ["rank-0.jsonl", "rank-1.jsonl"]
+    logs = sorted(p.name for p in (tmp_path / "out.jsonl.progress").iterdir())
+    assert logs == [".lock", "rank-0.jsonl", "rank-1.jsonl"]  # the ranks shared one run's lock
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert [r["run_id"] for r in rows] == [json.loads(line)["run_id"] for line in EXAMPLE.read_text().splitlines()[:4]]
     assert all((r["toxicity_score"] is None) != (r["toxicity_error"] is None) for r in rows)
@@ -70,6 +78,8 @@ def test_the_cli_scores_a_file_on_vllm_with_each_accelerate_rank_on_its_own_engi
 def vllm_judge(model_dir: Path) -> Iterator[VLLMJudge]:
     with pytest.MonkeyPatch.context() as patch:  # vLLM's processes take the environment at start
         patch.delenv("TORCHDYNAMO_DISABLE", raising=False)
+        for name, value in AOT.items():
+            patch.setenv(name, value)
         judge = VLLMJudge.load(model_dir, max_context=CONTEXT)
     yield judge
     judge.close()  # now, not at interpreter exit (where its log lines would meet closed streams)
@@ -94,7 +104,10 @@ def recorder(vllm_judge: VLLMJudge) -> Recorder:
 
 @pytest.fixture(scope="module")
 def first_run(recorder: Recorder) -> Evaluation:
-    return evaluate(read_table(EXAMPLE), [build_scorer(name, recorder) for name in SCORERS], batch_size=8)
+    run = evaluate(read_table(EXAMPLE), [build_scorer(name, recorder) for name in SCORERS], batch_size=8)
+    if os.environ.get(HANDOVER):
+        write_table(run.dataset, Path(os.environ[HANDOVER]) / "vllm-example.jsonl")
+    return run
 
 
 def test_every_scorer_scores_every_row_or_says_why(vllm_judge: VLLMJudge, first_run: Evaluation) -> None:

@@ -1,7 +1,8 @@
 """The server engine (light: the standard library's HTTP): judge with a running inference server.
 
-`judge` (`ServerJudge`), `dialects` (each server kind's request and reply), `client` (HTTP with
-timeouts and bounded retries).
+`judge` (`ServerJudge`, one server or several), `dialects` (each server kind's request and
+reply), `discovery` (what a server shows at start: kind, model, grammar setup), `client` (HTTP
+with timeouts and bounded retries).
 """
 
 from localjudge.engines.server.client import ServerError

@@ -27,12 +27,14 @@ MESSAGE_CHARS = 300  # of an error reply's body, kept in the error
 
 class ServerError(Exception):
     """A request the server did not answer with JSON: `status` is the HTTP status (None when
-    no reply came) and `retryable` says whether trying again may help."""
+    no reply came), `retryable` says whether trying again may help and `unreachable` whether the
+    server could not be reached at all (connection refused, reset or lost; not a timeout)."""
 
     def __init__(self, message: str, *, status: int | None = None, retryable: bool = False,
-                 retry_after: float | None = None) -> None:
+                 retry_after: float | None = None, unreachable: bool = False) -> None:
         super().__init__(message)
         self.status, self.retryable, self.retry_after = status, retryable, retry_after
+        self.unreachable = unreachable
 
 
 class Client:
@@ -80,7 +82,8 @@ class Client:
                 if not error.retryable:
                     raise
                 if attempt == self.retries:
-                    raise ServerError(f"{error} (tried {attempt + 1} times)", status=error.status) from None
+                    raise ServerError(f"{error} (tried {attempt + 1} times)", status=error.status,
+                                      unreachable=error.unreachable) from None
                 wait = min(error.retry_after or self.backoff * 2 ** attempt, MAX_WAIT)
                 log.warning("%s %s: %s; retrying in %.1f s (attempt %d of %d)", method, path, error, wait,
                             attempt + 2, self.retries + 1)
@@ -104,12 +107,13 @@ class Client:
         except urllib.error.URLError as error:
             reason = error.reason
             retryable = isinstance(reason, (ConnectionError, TimeoutError))
-            raise ServerError(f"cannot reach {self.host}: {reason}", retryable=retryable) from None
+            raise ServerError(f"cannot reach {self.host}: {reason}", retryable=retryable,
+                              unreachable=not isinstance(reason, TimeoutError)) from None
         except TimeoutError:
             raise ServerError(f"no reply from {self.host} within {self.timeout:g} s", retryable=True) from None
         except (ConnectionError, http.client.HTTPException) as error:
             raise ServerError(f"connection to {self.host} lost: {type(error).__name__} {error}",
-                              retryable=True) from None
+                              retryable=True, unreachable=True) from None
         try:
             return json.loads(raw)
         except ValueError:

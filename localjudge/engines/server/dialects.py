@@ -4,7 +4,8 @@ Per kind (token ids go to ``/v1/completions`` when the judge has the model's tok
 chat messages to ``/v1/chat/completions``):
 
 - ``vllm``: ``structured_outputs: {json: spec}``; ``logprobs`` (completions) or ``top_logprobs``
-  (chat), computed after the grammar's mask.
+  (chat), computed after the grammar's mask; ``vllm_xargs`` switching on localjudge's repetition
+  guard, which a server started with ``--logits-processors`` `GUARD` runs (others ignore it).
 - ``sglang``: ``json_schema`` (a JSON string) on completions, ``response_format`` on chat; logprobs.
 - ``llama-cpp`` (llama-server): ``json_schema`` on completions, ``response_format`` on chat;
   ``n_probs``, computed before the grammar (`grammar.label_mass` renormalises over the labels).
@@ -36,6 +37,10 @@ from localjudge.judge import ChatPrompt
 KINDS = ("vllm", "sglang", "llama-cpp", "ollama", "openai")
 TOKEN_KINDS = frozenset({"vllm", "sglang", "llama-cpp"})  # take token-id prompts on /v1/completions
 LOGPROBS = 20  # top logprobs per position: vLLM's and OpenAI's cap; a label choice allows fewer tokens
+# localjudge's repetition guard inside a vLLM server (started with ``--logits-processors GUARD``),
+# switched on per request by ``vllm_xargs``; the same names as `localjudge.engines.vllm.judge`'s
+GUARD = "localjudge.engines.vllm.guard:RepeatGuard"
+GUARD_ARG = "localjudge_repeat_guard"
 Position = tuple[str, list[tuple[str, float]]]  # a generated token's text, and (text, probability) candidates
 
 
@@ -74,6 +79,7 @@ def request(kind: str, model: str, prompt: Sequence[int] | ChatPrompt, spec: dic
             body.update(logprobs=True, top_logprobs=LOGPROBS)
     if kind == "vllm":
         body["structured_outputs"] = {"json": spec}
+        body["vllm_xargs"] = {GUARD_ARG: True}  # read by the guard where the server loaded it, else ignored
     elif tokens and kind == "sglang":
         body["json_schema"] = json.dumps(schema)
     elif tokens and kind == "llama-cpp":

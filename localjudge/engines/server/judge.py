@@ -9,21 +9,29 @@ What stays localjudge's own, as on the in-process engines:
   Otherwise it sends chat messages and the server applies its own template (the identity says
   ``+server-template``).
 - **The constraint**, per request in the server's own dialect (`dialects`): vLLM gets
-  localjudge's grammar spec (compact JSON), the others the JSON schema.
+  localjudge's grammar spec (compact JSON), the others the JSON schema. What a server shows of
+  its grammar setup goes into the identity (`discovery`).
 - **Label probabilities** from the server's logprobs where it returns them (`grammar.label_mass`).
-- **Faults cost rows, not batches**: each row is one request (`concurrency` in flight, the
-  server batches them); 429, 5xx, resets and timeouts are retried with back-off (`client`),
-  and a row whose request still fails comes back unscored (``judge_failed``) with the error.
+- **Faults cost rows, not batches**: each row is one request (`concurrency` in flight per
+  server, the server batches them); 429, 5xx, resets and timeouts are retried with back-off
+  (`client`), and a row whose request still fails comes back unscored (``judge_failed``) with
+  the error.
+- **Several servers** (data parallel, one per GPU say): each takes rows from one shared queue,
+  `concurrency` at a time. A server found unreachable stops taking rows: the rows it held come
+  back unscored with the error, the rest go to the others; each later call asks it once whether
+  it is back. With every server gone, the rows left are unscored. Resume judges them later.
 
 Greedy (temperature 0, seed 0). The identity names the served model, the server's kind,
-version and context length and its host, so resume rescores when the server changes what it
-reports; a different model served under the same name cannot be seen from the API.
+version and context length and its host (every host, with several), so resume rescores when the
+server changes what it reports; a different model served under the same name cannot be seen
+from the API.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -44,26 +52,39 @@ from localjudge.engines.grammar import (
 from localjudge.engines.options import judge_identity
 from localjudge.engines.server.client import Client, ServerError
 from localjudge.engines.server.dialects import KINDS, TOKEN_KINDS, Position, reply, request
+from localjudge.engines.server.discovery import PROBE_PROMPT, Grammar, grammar_of, kind_of, served_model
 from localjudge.judge import TOO_LONG, ChatPrompt, Generation, too_long
 
 log = logging.getLogger(__name__)
 
-# How each kind of server shows itself: (kind, page, a key its JSON has, the key holding its version).
-PROBES = (("sglang", "/get_server_info", "version", "version"),
-          ("llama-cpp", "/props", "default_generation_settings", "build_info"),
-          ("ollama", "/api/version", "version", "version"),
-          ("vllm", "/version", "version", "version"))
+Row = tuple[list[Any], dict[str, Any], dict[str, tuple[str, ...]]]  # prompt (ids or messages), spec, label fields
+
+
+def base_urls(base_url: str | Sequence[str]) -> list[str]:
+    """One URL, several separated by commas, or a list of either: the URLs, each once."""
+    items = [base_url] if isinstance(base_url, str) else list(base_url) if isinstance(base_url, (list, tuple)) else None
+    if items is None or not all(isinstance(item, str) for item in items):
+        raise ValueError(f"base_url must be a URL, URLs separated by commas or a list of URLs, got {base_url!r}")
+    urls = [url.strip() for item in items for url in item.split(",") if url.strip()]
+    if not urls:
+        raise ValueError("base_url: give at least one server URL")
+    twice = sorted({url for url in urls if urls.count(url) > 1})
+    if twice:
+        raise ValueError(f"base_url: {', '.join(twice)} given twice")
+    return urls
 
 
 class ServerJudge(chat_template.TemplatePrompts):
-    """A judge on a running inference server.
+    """A judge on one running inference server, or on several serving the same model.
 
     Args:
-        base_url: The server's OpenAI-compatible URL, e.g. ``http://127.0.0.1:8000/v1``.
+        base_url: The server's OpenAI-compatible URL, e.g. ``http://127.0.0.1:8000/v1``; for
+            data parallel, several (a list, or URLs separated by commas): rows are spread over
+            them. They must serve the same model with the same kind, version and context length.
         served_model: The model name to request. Default: the only one ``/v1/models`` lists.
         api_key_env: The environment variable holding the server's API key (sent as a Bearer
-            header; never stored in the identity, logs, errors or results).
-        concurrency: Requests in flight at once (the server batches them).
+            header; never stored in the identity, logs, errors or results). One key for all.
+        concurrency: Requests in flight at once, per server (the server batches them).
         request_timeout: Seconds one request may take before it is retried (then unscored).
         tokenizer: The model's tokenizer folder (or a loaded tokenizer): prompts are then
             rendered by localjudge and sent as token ids. Only for servers that take them.
@@ -72,9 +93,10 @@ class ServerJudge(chat_template.TemplatePrompts):
         backoff: Seconds before the first retry, doubled each time.
     """
 
-    def __init__(self, base_url: str, *, served_model: str | None = None, api_key_env: str | None = None,
-                 concurrency: int = 8, request_timeout: float = 600.0, tokenizer: str | Path | Any = None,
-                 server_kind: str | None = None, retries: int = 3, backoff: float = 0.5) -> None:
+    def __init__(self, base_url: str | Sequence[str], *, served_model: str | None = None,
+                 api_key_env: str | None = None, concurrency: int = 8, request_timeout: float = 600.0,
+                 tokenizer: str | Path | Any = None, server_kind: str | None = None, retries: int = 3,
+                 backoff: float = 0.5) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"concurrency must be a positive number of requests, got {concurrency!r}")
         if isinstance(request_timeout, bool) or not isinstance(request_timeout, (int, float)) or request_timeout <= 0:
@@ -86,62 +108,45 @@ class ServerJudge(chat_template.TemplatePrompts):
             key = os.environ.get(api_key_env)
             if not key:
                 raise ValueError(f"api_key_env: the environment variable {api_key_env} is not set")
-        self.client = Client(base_url, api_key=key, timeout=float(request_timeout), retries=retries, backoff=backoff)
+        self.clients = [Client(url, api_key=key, timeout=float(request_timeout), retries=retries, backoff=backoff)
+                        for url in base_urls(base_url)]
+        self.client = self.clients[0]
         self.concurrency = concurrency
-        self.kind, self.version, props = self._discover(server_kind)
-        self.served_model, context = self._model(served_model)
-        if context is None and self.kind == "llama-cpp":
-            context = (props.get("default_generation_settings") or {}).get("n_ctx") or props.get("n_ctx")
-        self.context_window: int | None = int(context) if context else None
+        shown = [self._discover(client, server_kind, served_model) for client in self.clients]
+        self.kind, self.version, self.served_model, self.context_window = _agreed(self.clients, shown)
         if tokenizer is not None and self.kind not in TOKEN_KINDS:
             raise ValueError(f"a {self.kind} server takes chat messages, not token ids: leave out the tokenizer "
                              "(the server then renders the prompt with its own template)")
         self.tokenizer = _load_tokenizer(tokenizer) if isinstance(tokenizer, (str, Path)) else tokenizer
         self.system_role = chat_template.system_role_supported(self.tokenizer) if self.tokenizer is not None else True
+        probe = self.prompt_ids(PROBE_PROMPT) if self.tokenizer is not None else PROBE_PROMPT
+        grammars = [grammar_of(client, self.kind, self.served_model, found[4], probe)
+                    for client, found in zip(self.clients, shown, strict=True)]
+        self.grammar: Grammar = _agreed_grammar(self.clients, grammars, self.kind)
         self._schemas: dict[type[BaseModel], tuple[dict[str, Any], dict[str, tuple[str, ...]]]] = {}
+        self._down: dict[int, str] = {}  # server index -> the error that took it out, until it answers again
+        self._lock = threading.Lock()
         version = f"{self.kind}-{self.version}" if self.version else self.kind
-        suffix = (f"+ctx-{self.context_window}" if self.context_window else "") + \
+        suffix = (f"+ctx-{self.context_window}" if self.context_window else "") + self.grammar.suffix(self.kind) + \
             ("" if self.tokenizer is not None else "+server-template")
-        self._identity = judge_identity(f"{self.served_model}@{self.client.host}", version, repeat_guard=False,
-                                        suffix=suffix)
-        log.info("judging with %s (%s server at %s)", self.served_model, version, self.client.host)
+        hosts = "+".join(sorted(client.host for client in self.clients))
+        self._identity = judge_identity(f"{self.served_model}@{hosts}", version,
+                                        repeat_guard=self.grammar.repeat_guard, suffix=suffix)
+        log.info("judging with %s (%s server at %s)", self.served_model, version, hosts)
 
     @property
     def identity(self) -> str:
         return self._identity
 
-    def _discover(self, kind: str | None) -> tuple[str, str, dict[str, Any]]:
-        """(kind, version, the page that showed it) of the server; `kind`, when given, is trusted."""
-        for name, page, mark, version in PROBES:
-            if kind is not None and name != kind:
-                continue
-            found = self.client.probe(page)
-            if isinstance(found, dict) and mark in found:
-                return name, str(found.get(version) or ""), found
-            if kind is not None:
-                return kind, "", {}
-        return kind or "openai", "", {}
-
-    def _model(self, served_model: str | None) -> tuple[str, int | None]:
-        """The model to request and its context length, from the server's ``/v1/models``."""
-        try:
-            found = self.client.get("/v1/models")
-        except ServerError as error:
-            if error.status != 404:
-                raise
-            found = {}
-        listed = (found.get("data") if isinstance(found, dict) else None) or []
-        names = [str(m.get("id")) for m in listed if isinstance(m, dict)]
-        if served_model is None:
-            if len(names) != 1:
-                raise ValueError(f"the server at {self.client.host} lists {len(names)} models "
-                                 f"({', '.join(names) or 'none'}): choose one with served_model")
-            served_model = names[0]
-        elif names and served_model not in names:
-            raise ValueError(f"the server at {self.client.host} does not serve {served_model!r}; it lists "
-                             f"{', '.join(names)}")
-        entry = next((m for m in listed if isinstance(m, dict) and m.get("id") == served_model), {})
-        return served_model, entry.get("max_model_len")
+    @staticmethod
+    def _discover(client: Client, kind: str | None, name: str | None) -> tuple[str, str, str, int | None,
+                                                                                dict[str, Any]]:
+        """(kind, version, served model, context length, the page that showed the kind) of one server."""
+        found_kind, version, props = kind_of(client, kind)
+        model, context = served_model(client, name)
+        if context is None and found_kind == "llama-cpp":
+            context = (props.get("default_generation_settings") or {}).get("n_ctx") or props.get("n_ctx")
+        return found_kind, version, model, int(context) if context else None, props
 
     def generate(
         self,
@@ -150,15 +155,44 @@ class ServerJudge(chat_template.TemplatePrompts):
         *,
         max_new_tokens: int,
     ) -> list[Generation]:
-        """One request per row, `concurrency` in flight; a row whose request fails is unscored."""
+        """One request per row, `concurrency` in flight per server; a row whose request fails
+        is unscored, and so are the rows no server was left to take."""
         if len(prompts) != len(schemas):
             raise ValueError(f"{len(prompts)} prompts but {len(schemas)} schemas")
         rows = [(self.prompt_ids(p) if self.tokenizer is not None else list(p), *self._schema(s))
                 for p, s in zip(prompts, schemas, strict=True)]  # tokenized here: tokenizers are not thread-safe
         if not rows:
             return []
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, len(rows))) as pool:
-            return list(pool.map(lambda row: self._row(row[0], row[1], row[2], max_new_tokens), rows))
+        self._recheck()
+        results: list[Generation | None] = [None] * len(rows)
+        queue = iter(range(len(rows)))  # handed out under the lock
+
+        def work(server: int) -> None:
+            while server not in self._down:
+                with self._lock:
+                    k = next(queue, None)
+                if k is None:
+                    return
+                results[k] = self._row(server, rows[k], max_new_tokens)
+
+        live = [s for s in range(len(self.clients)) if s not in self._down]
+        slots = [s for s in live for _ in range(min(self.concurrency, len(rows)))]
+        if slots:
+            with ThreadPoolExecutor(max_workers=len(slots)) as pool:
+                list(pool.map(work, slots))
+        gone = "; ".join(f"the server at {self.clients[s].host}: {error}" for s, error in sorted(self._down.items()))
+        return [g if g is not None else Generation("", error=f"not sent, no server left ({gone})",
+                                                   error_kind="judge_failed") for g in results]
+
+    def _recheck(self) -> None:
+        """Ask each server taken out by an earlier call, once, whether it answers again."""
+        for server in sorted(self._down):
+            try:
+                self.clients[server].probe("/v1/models")
+            except ServerError:
+                continue
+            log.info("the server at %s answers again", self.clients[server].host)
+            del self._down[server]
 
     def _schema(self, schema: type[BaseModel]) -> tuple[dict[str, Any], dict[str, tuple[str, ...]]]:
         if schema not in self._schemas:
@@ -166,8 +200,9 @@ class ServerJudge(chat_template.TemplatePrompts):
             self._schemas[schema] = (spec, literal_fields(spec))
         return self._schemas[schema]
 
-    def _row(self, prompt: list[Any], spec: dict[str, Any], fields: dict[str, tuple[str, ...]],
-             max_new_tokens: int) -> Generation:
+    def _row(self, server: int, row: Row, max_new_tokens: int) -> Generation:
+        prompt, spec, fields = row
+        client = self.clients[server]
         if self.tokenizer is not None and self.context_window is not None:
             unfit = too_long(len(prompt), max_new_tokens, self.context_window)
             if unfit is not None:
@@ -175,17 +210,52 @@ class ServerJudge(chat_template.TemplatePrompts):
         path, body = request(self.kind, self.served_model, prompt, spec, max_tokens=max_new_tokens,
                              logprobs=bool(fields))
         try:
-            answer = reply(self.client.post(path, body))
+            answer = reply(client.post(path, body))
         except ServerError as error:
             if error.status == 400 and "context length" in str(error).lower():
-                return Generation("", error=f"{TOO_LONG} (the server at {self.client.host}: {error})",
+                return Generation("", error=f"{TOO_LONG} (the server at {client.host}: {error})",
                                   error_kind="too_long")
-            return Generation("", error=f"the server at {self.client.host}: {error}", error_kind="judge_failed")
+            if error.unreachable:
+                with self._lock:
+                    if server not in self._down:
+                        log.warning("the server at %s stopped answering (%s): it takes no more rows", client.host,
+                                    error)
+                    self._down.setdefault(server, str(error))
+            return Generation("", error=f"the server at {client.host}: {error}", error_kind="judge_failed")
         except (KeyError, IndexError, TypeError, AttributeError, ValueError) as error:
-            return Generation("", error=f"the server at {self.client.host} gave an unexpected reply "
+            return Generation("", error=f"the server at {client.host} gave an unexpected reply "
                                         f"({type(error).__name__}: {error})", error_kind="judge_failed")
         return Generation(answer.text, finished=answer.finish_reason != "length", new_tokens=answer.new_tokens,
                           label_probs=_label_probs(answer.positions, fields) if fields else ())
+
+
+def _agreed(clients: Sequence[Client], shown: Sequence[tuple[Any, ...]]) -> tuple[str, str, str, int | None]:
+    """(kind, version, served model, context length), the same on every server, or a ValueError."""
+    first = shown[0][:4]
+    for client, found in zip(clients[1:], shown[1:], strict=True):
+        if found[:4] != first:
+            raise ValueError(f"the servers differ: {clients[0].host} serves {_described(first)} but {client.host} "
+                             f"serves {_described(found[:4])}; data-parallel servers must serve the same model alike")
+    return first
+
+
+def _described(found: tuple[Any, ...]) -> str:
+    kind, version, model, context = found
+    return f"{model} ({kind}{'-' + version if version else ''}, context {context or 'not listed'})"
+
+
+def _agreed_grammar(clients: Sequence[Client], grammars: Sequence[Grammar], kind: str) -> Grammar:
+    for client, grammar in zip(clients[1:], grammars[1:], strict=True):
+        if grammar != grammars[0]:
+            raise ValueError(f"the servers constrain answers differently: {clients[0].host} "
+                             f"{_grammar_text(grammars[0], kind)}, {client.host} {_grammar_text(grammar, kind)}")
+    return grammars[0]
+
+
+def _grammar_text(grammar: Grammar, kind: str) -> str:
+    return (f"(grammar backend {grammar.backend or 'not shown'}, JSON whitespace "
+            f"{ {None: 'not measured', True: 'free', False: 'none'}[grammar.free_whitespace]}, "
+            f"repetition guard {'loaded' if grammar.repeat_guard else 'not shown'})")
 
 
 def _label_probs(positions: Sequence[Position], fields: dict[str, tuple[str, ...]]) -> tuple[dict[str, float], ...]:

@@ -14,6 +14,7 @@ import gc
 import inspect
 import json
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,8 +23,9 @@ from pydantic import BaseModel
 
 from localjudge.engines import chat_template
 from localjudge.engines.grammar import closer_ids, grammar_spec, literal_fields
-from localjudge.engines.model_files import check_model_dir
+from localjudge.engines.model_files import check_model_dir, incomplete_checkpoint
 from localjudge.engines.options import check_max_rows, judge_identity
+from localjudge.engines.transformers.gguf_reads import read_once
 from localjudge.engines.transformers.model_config import (
     attention_windows,
     context_window,
@@ -188,14 +190,18 @@ class TransformersJudge(chat_template.TemplatePrompts):
         if files.gguf is not None:
             common["gguf_file"] = files.gguf.name
         folder = str(files.directory)
-        tokenizer = AutoTokenizer.from_pretrained(folder, **common)
-        model = AutoModelForCausalLM.from_pretrained(
-            folder,
-            dtype=torch_dtype,
-            device_map=device_map,
-            use_safetensors=None if allow_pickle or files.gguf else True,
-            **common,
-        )
+        with read_once(files.gguf) if files.gguf is not None else nullcontext():
+            tokenizer = AutoTokenizer.from_pretrained(folder, **common)
+            model, loading = AutoModelForCausalLM.from_pretrained(
+                folder,
+                dtype=torch_dtype,
+                device_map=device_map,
+                use_safetensors=None if allow_pickle or files.gguf else True,
+                output_loading_info=True,
+                **common,
+            )
+        if loading["missing_keys"]:  # transformers would fill them with random numbers: a judge at random
+            raise incomplete_checkpoint(files.directory, loading["missing_keys"])
         return cls(model, tokenizer, identity=f"{files.directory.name}@{files.fingerprint()}",
                    prefix_cache=prefix_cache, max_context=max_context, repeat_guard=repeat_guard,
                    decoder=decoder, max_rows=max_rows)

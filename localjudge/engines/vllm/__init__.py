@@ -3,6 +3,6 @@
 `judge` (`VLLMJudge`), `guard` (the repetition guard as a logits processor vLLM loads).
 """
 
-from localjudge.engines.vllm.judge import GUARD, EngineMissingError, VLLMJudge
+from localjudge.engines.vllm.judge import GUARD, EngineMissingError, EngineStartError, VLLMJudge
 
-__all__ = ["GUARD", "EngineMissingError", "VLLMJudge"]
+__all__ = ["GUARD", "EngineMissingError", "EngineStartError", "VLLMJudge"]

@@ -44,7 +44,7 @@ from localjudge.engines.grammar import (
     piece_after,
     triggers,
 )
-from localjudge.engines.model_files import ModelPathError, check_model_dir
+from localjudge.engines.model_files import ModelPathError, check_model_dir, vllm_load_format
 from localjudge.engines.options import check_max_rows, judge_identity
 from localjudge.judge import ChatPrompt, Generation, too_long
 
@@ -58,6 +58,10 @@ CPU_KV_CACHE_BYTES = 4 << 30  # on CPU, vLLM reserves the KV cache up front: 4 G
 
 class EngineMissingError(ImportError):
     """vLLM is not installed where the vLLM engine was asked for."""
+
+
+class EngineStartError(RuntimeError):
+    """vLLM's engine did not start (its processes logged why: a checkpoint lacking weights, memory...)."""
 
 
 def _has_guard(llm: Any) -> bool:
@@ -157,6 +161,7 @@ class VLLMJudge(chat_template.TemplatePrompts):
             raise ModelPathError(f"{model_path}: the vLLM engine loads safetensors model folders, not a .gguf "
                                  "file: convert it once (scripts/get_default_model.py's `convert`) or use "
                                  "--engine transformers")
+        load_format = vllm_load_format(files, load_format, allow_pickle=allow_pickle)  # the files checked above
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # vLLM's own processes read it: local files only
         if os.environ.get("TORCHDYNAMO_DISABLE") == "1" and not enforce_eager:
             # vLLM compiles its model with torch.compile, which this variable turns off: its
@@ -193,7 +198,10 @@ class VLLMJudge(chat_template.TemplatePrompts):
             kwargs["kv_cache_memory_bytes"] = kv_cache_memory_bytes
         elif gpu_memory_utilization is None and not torch.cuda.is_available():
             kwargs["kv_cache_memory_bytes"] = CPU_KV_CACHE_BYTES
-        llm = LLM(**kwargs, **engine_kwargs)
+        try:
+            llm = LLM(**kwargs, **engine_kwargs)
+        except RuntimeError as error:  # raised in vLLM's own processes, whose log (above) names the cause
+            raise EngineStartError(f"vLLM could not start its engine on {files.directory}: {error}") from error
         return cls(llm, identity=f"{files.directory.name}@{files.fingerprint()}", max_context=max_context)
 
     @property

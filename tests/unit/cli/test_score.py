@@ -35,6 +35,8 @@ def run_cli(capsys, *argv: str) -> tuple[int, str]:
          "unknown column 'answer'"),
         (["--model", ".", "--scorer", "hallucination", "--data", str(EXAMPLE), "--context-col", "docs"],
          "unknown column 'docs'"),
+        *((["--model", ".", "--scorer", "toxicity", "--data", str(EXAMPLE), "--threads", n],
+          f"--threads must be a whole number of at least 1, got {n}") for n in ("-1", "0")),  # issue 34, item 7
     ],
 )
 def test_score_errors_are_one_line(capsys, monkeypatch: pytest.MonkeyPatch, argv: list[str], message: str) -> None:

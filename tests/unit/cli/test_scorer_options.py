@@ -136,6 +136,9 @@ def no_model(args: Any, device: Any = None) -> Any:
     (["--scorer-option", "rubric.criteria"], "write it as SCORER.KEY=VALUE"),
     (["--scorer-option", "rubric.criteria=@nowhere.json"], "cannot read 'nowhere.json'"),
     (["--scorer-option", "rubric.criteria=[]", "--mode", "direct"], "scorer 'rubric' has no mode parameter"),
+    *((["--scorer-option", f"rubric.criteria={bad}"], f"a criterion must be text or {{'criterion': ..., 'required': "
+       f"...}}, got {shown}") for bad, shown in [("[null]", "None"), ("[3]", "3"), ("[true]", "True"),
+                                                  ("[[1]]", "[1]")]),  # issue 34, item 7: tracebacks before
 ])
 def test_score_option_errors_are_one_line_before_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str], extra: list[str],
@@ -145,6 +148,19 @@ def test_score_option_errors_are_one_line_before_the_model(tmp_path: Path, monke
     assert main(["score", "--model", "m", "--scorer", "rubric", "--data", str(data), *extra]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_an_option_value_a_factory_trips_over_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 34, item 7, for every scorer: a factory that assumes its option's type (and fails with
+    an AttributeError, a KeyError...) still gives one ValueError naming the scorer, not a traceback."""
+    from localjudge import scorers
+
+    def picky(judge: Any, *, words: Any, scale: float = 1.0) -> Any:
+        return [w.strip() for w in words]
+
+    monkeypatch.setitem(scorers.SCORERS, "picky", picky)
+    with pytest.raises(ValueError, match=r"scorer 'picky': an option's value does not fit \(AttributeError: 'int' "):
+        scorers.build_scorer("picky", FakeJudge({}), options={"words": [3]})
 
 
 def test_a_function_option_cannot_come_from_a_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,

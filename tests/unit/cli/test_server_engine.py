@@ -91,12 +91,33 @@ def test_score_on_a_server_scores_every_row(capsys: pytest.CaptureFixture[str], 
     assert not any(key in body for _, body in posts for key in ("dtype", "max_context", "device_map"))
 
 
+@pytest.mark.parametrize("how", ["repeated", "commas"])
+def test_score_spreads_the_rows_over_several_servers(capsys: pytest.CaptureFixture[str], server: FakeServer,
+                                                     tmp_path: Path, how: str) -> None:
+    out = tmp_path / "scored.jsonl"
+    with serving() as other:
+        other.answer = schema_answer
+        server.delay = other.delay = 0.02  # both busy: neither takes every row
+        urls = ["--base-url", server.url, "--base-url", other.url] if how == "repeated" else \
+            ["--base-url", f"{server.url},{other.url}"]
+        assert main(score("--engine", "server", *urls, "--concurrency", "2", "--out", str(out))) == 0
+        assert server.posts() and other.posts()  # both took rows
+    hosts = "+".join(sorted(s.url.split("/")[2] for s in (server, other)))
+    assert f"judge: judge-model@{hosts}:" in capsys.readouterr().err
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == ROWS and all(row["toxicity_score"] is not None for row in rows)
+
+
 def test_a_sweep_with_a_server_model(server: FakeServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "sweep.yaml"
-    model = f"{{name: on-server, engine: server, base_url: '{server.url}', concurrency: 2}}"
-    config.write_text(f"out_dir: {tmp_path / 'runs'}\nscorers: [toxicity]\nmodels: [{model}]\n"
-                      f"datasets: [{{name: example, path: {EXAMPLE}}}]\n", encoding="utf-8")
-    assert main(["--quiet", "sweep", str(config)]) == 0
+    with serving() as other:  # `base_url` a list: two servers
+        other.answer = schema_answer
+        server.delay = other.delay = 0.02  # both busy: neither takes every row
+        model = f"{{name: on-server, engine: server, base_url: ['{server.url}', '{other.url}'], concurrency: 2}}"
+        config.write_text(f"out_dir: {tmp_path / 'runs'}\nscorers: [toxicity]\nmodels: [{model}]\n"
+                          f"datasets: [{{name: example, path: {EXAMPLE}}}]\n", encoding="utf-8")
+        assert main(["--quiet", "sweep", str(config)]) == 0
+        assert server.posts() and other.posts()
     rows = [json.loads(line) for line in (tmp_path / "runs" / "on-server" / "example" / "toxicity.jsonl")
             .read_text(encoding="utf-8").splitlines()]
     assert len(rows) == ROWS and all(row["toxicity_score"] is not None for row in rows)

@@ -4,6 +4,10 @@ It speaks each dialect as `localjudge.engines.server.dialects` encodes it: vLLM'
 against vLLM 0.32's server, the others as written from their documentation and source. It
 answers one fixed answer (`ANSWER`) or, with `answer = schema_answer`, a minimal valid instance
 of the schema each request carries, so whole scorers run on it. No model is loaded.
+
+The vLLM kind's grammar probe (`localjudge.engines.server.discovery`) is answered by `probe`
+(default: no logprobs, so nothing is measured) and left out of `posts`; `server_info` is vLLM's
+dev-mode ``/server_info`` page (None: not served, as without ``VLLM_SERVER_DEV_MODE``).
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from localjudge.engines.server.discovery import PROBE_USER
 from localjudge.scoring.versioning import example_of
 
 ANSWER = '{"verdict":"yes"}'
@@ -69,13 +74,15 @@ class FakeServer(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self) -> None:
-        super().__init__(("127.0.0.1", 0), Handler)
+    def __init__(self, port: int = 0) -> None:
+        super().__init__(("127.0.0.1", port), Handler)
         self.kind = "vllm"
         self.models: list[dict[str, Any]] = [{"id": "judge-model", "max_model_len": 4096}]
         self.requests: list[tuple[str, str, dict[str, Any], dict[str, str]]] = []
         self.actions: dict[str, deque[Any]] = {}
         self.answer: Callable[[str, dict[str, Any]], dict[str, Any]] = ok_reply
+        self.probe: Callable[[str, dict[str, Any]], Any] = ok_reply
+        self.server_info: dict[str, Any] | None = None
         self.delay = 0.0
         self.lock = threading.Lock()
         self.in_flight = self.peak = 0
@@ -85,7 +92,12 @@ class FakeServer(ThreadingHTTPServer):
         return f"http://127.0.0.1:{self.server_address[1]}/v1"
 
     def posts(self) -> list[tuple[str, dict[str, Any]]]:
-        return [(path, body) for method, path, body, _ in self.requests if method == "POST"]
+        """The rows' requests (the grammar probe left out)."""
+        return [(path, body) for method, path, body, _ in self.requests
+                if method == "POST" and body.get("user") != PROBE_USER]
+
+    def probes(self) -> list[dict[str, Any]]:
+        return [body for method, _, body, _ in self.requests if method == "POST" and body.get("user") == PROBE_USER]
 
     def handle_error(self, request: Any, client_address: Any) -> None:  # a client gone after a timeout
         pass
@@ -116,6 +128,8 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, {"object": "list", "data": srv.models})
         elif self.path == page:
             self._send(200, data)
+        elif self.path.startswith("/server_info") and srv.kind == "vllm" and srv.server_info is not None:
+            self._send(200, srv.server_info)
         else:
             self._send(404, {"detail": "Not Found"})
 
@@ -130,6 +144,10 @@ class Handler(BaseHTTPRequestHandler):
             queue = srv.actions.get(key)
             action = queue.popleft() if queue else "ok"
         try:
+            if body.get("user") == PROBE_USER:  # (status, reply) or a reply
+                found = srv.probe(self.path, body)
+                self._send(*(found if isinstance(found, tuple) else (200, found)))
+                return
             time.sleep(srv.delay)
             if action == "reset":
                 self.close_connection = True
@@ -148,9 +166,9 @@ class Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serving() -> Iterator[FakeServer]:
-    """A fake server running on its own thread until the block ends."""
-    srv = FakeServer()
+def serving(port: int = 0) -> Iterator[FakeServer]:
+    """A fake server running on its own thread until the block ends (on `port`, else a free one)."""
+    srv = FakeServer(port)
     thread = threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:

@@ -23,11 +23,17 @@ from localjudge.engines import model_files
 from localjudge.engines.model_files import PICKLE_SUFFIXES, ModelPathError, check_model_dir, file_sha256
 
 
+def safetensors_bytes(data: bytes = b"weights") -> bytes:
+    """A well-formed safetensors file holding `data` as one uint8 tensor (no torch needed)."""
+    header = json.dumps({"w": {"dtype": "U8", "shape": [len(data)], "data_offsets": [0, len(data)]}}).encode()
+    return len(header).to_bytes(8, "little") + header + data
+
+
 def make_dir(folder: Path, *names: str) -> Path:
-    folder.mkdir(exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "config.json").write_text('{"model_type": "llama"}')
     for name in names:
-        (folder / name).write_bytes(b"weights")
+        (folder / name).write_bytes(safetensors_bytes() if name.endswith(".safetensors") else b"weights")
     return folder
 
 
@@ -77,6 +83,108 @@ def test_a_safetensors_index_must_name_shards_that_exist(tmp_path: Path) -> None
         check_model_dir(folder)
 
 
+BAD_SHARDS = ["pytorch_model.bin", "/etc/passwd", "../../etc/hostname", "../outside.safetensors",
+              "sub/model-00002.safetensors", "sub\\model-00002.safetensors", "/abs/model.safetensors",
+              "model-00002.safetensors.bin", "C:model.safetensors", ".."]
+
+
+@pytest.mark.parametrize("allow_pickle", [False, True])
+@pytest.mark.parametrize("name", BAD_SHARDS)
+def test_an_index_names_only_safetensors_files_in_the_folder(tmp_path: Path, name: str, allow_pickle: bool) -> None:
+    """Issue 34, item 2: an index may name only a `.safetensors` file in its own folder, even
+    where the file it names exists (created here) and even with --allow-pickle: transformers
+    would open whatever it names (a pickle, a file outside the folder) without the pickle check."""
+    folder = sharded(tmp_path / "root" / "m")
+    target = folder / name if not name.startswith("/") else None
+    if target is not None and name not in ("..",) and ":" not in name:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(safetensors_bytes())  # it exists: only the rule refuses it
+    (tmp_path / "root" / "etc").mkdir(exist_ok=True)
+    (tmp_path / "root" / "etc" / "hostname").write_text("host")
+    weight_map = {"a": "model-00001-of-00002.safetensors", "b": name}
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"weight_map": weight_map}))
+    with pytest.raises(ModelPathError, match="a shard must be a .safetensors file name in the model folder"):
+        check_model_dir(folder, allow_pickle=allow_pickle)
+
+
+@pytest.mark.skipif(os.name != "posix", reason="links, FIFOs and devices are POSIX")
+def test_a_weight_file_must_be_a_regular_file_reached_through_links_or_not(tmp_path: Path) -> None:
+    """A shard (or model.safetensors) that is a FIFO or a link to a device is refused before any
+    read; one that is a link into another folder (Hugging Face's cache: snapshots/REV/NAME ->
+    ../../blobs/HASH) is followed, not judged by where it points."""
+    blobs = tmp_path / "hub" / "blobs"
+    blobs.mkdir(parents=True)
+    (blobs / "0123abcd").write_bytes(safetensors_bytes())
+    snapshot = make_dir(tmp_path / "hub" / "snapshots" / "rev")
+    (snapshot / "model.safetensors").symlink_to("../../blobs/0123abcd")
+    assert check_model_dir(snapshot).weights == (snapshot / "model.safetensors",)
+    sharded_folder = sharded(tmp_path / "m")
+    (sharded_folder / "model-00002-of-00002.safetensors").unlink()
+    os.mkfifo(sharded_folder / "model-00002-of-00002.safetensors")
+    with pytest.raises(ModelPathError, match="model-00002-of-00002.safetensors is not a regular file"):
+        check_model_dir(sharded_folder)
+    single = make_dir(tmp_path / "dev")
+    (single / "model.safetensors").symlink_to("/dev/zero")
+    with pytest.raises(ModelPathError, match="model.safetensors is not a regular file"):
+        check_model_dir(single)
+    (single / "model.safetensors").unlink()
+    (single / "model.safetensors").write_bytes(safetensors_bytes())
+    (single / "tokenizer.json").symlink_to("/dev/zero")  # any file a loader opens, not only weights
+    with pytest.raises(ModelPathError, match="tokenizer.json is not a regular file"):
+        check_model_dir(single)
+
+
+def test_a_truncated_or_garbled_weight_file_is_one_line(tmp_path: Path) -> None:
+    """Issue 34, item 7: an interrupted copy fails the check (a header describing more bytes than
+    the file holds), not the loader with a traceback; so does a file that is not safetensors."""
+    whole = safetensors_bytes(b"w" * 1000)
+    folder = model_folder(tmp_path / "m", b"")
+    for data, message in [(whole[:-1], "is truncated: 1,0.. bytes, its header describes 1,0.. .an interrupted copy"),
+                          (whole[:20], "is not a safetensors file"), (b"", "is not a safetensors file"),
+                          (b"\xff" * 8 + whole[8:], "is not a safetensors file")]:
+        (folder / "model.safetensors").write_bytes(data)
+        with pytest.raises(ModelPathError, match=message):
+            check_model_dir(folder)
+    (folder / "model.safetensors").write_bytes(whole)
+    assert check_model_dir(folder).weights == (folder / "model.safetensors",)
+
+
+def test_the_cli_says_a_weight_file_is_truncated_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    from localjudge.cli.main import main
+    from tests.conftest import EXAMPLES
+    from tests.fakes import path_check_only, stand_in_engine
+
+    stand_in_engine(monkeypatch, path_check_only)
+    folder = model_folder(tmp_path / "m", b"")
+    (folder / "model.safetensors").write_bytes(safetensors_bytes(b"w" * 1000)[:-100])
+    data = str(EXAMPLES / "example.jsonl")
+    assert main(["score", "--model", str(folder), "--scorer", "toxicity", "--data", data]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"localjudge: error: {folder / 'model.safetensors'} is truncated") and err.count("\n") == 1
+
+
+def test_vllm_is_given_only_the_files_checked(tmp_path: Path) -> None:
+    """vLLM's loader picks files itself: without an index it loads every *.safetensors in the
+    folder (so a stray adapter beside model.safetensors is refused for it, while transformers
+    ignores it), and "auto" switches to Mistral's consolidated*.safetensors wherever one exists
+    (so "auto" becomes "safetensors": the index's shards). Pickle-reading formats need allow_pickle."""
+    from localjudge.engines.model_files import vllm_load_format
+
+    single = check_model_dir(make_dir(tmp_path / "one", "model.safetensors"))
+    assert vllm_load_format(single, "auto") == "safetensors" and vllm_load_format(single, "dummy") == "dummy"
+    stray = check_model_dir(make_dir(tmp_path / "stray", "model.safetensors", "adapter_model.safetensors"))
+    with pytest.raises(ModelPathError, match="holds adapter_model.safetensors beside the model's weights: vLLM"):
+        vllm_load_format(stray, "auto")
+    mistral = sharded(tmp_path / "mistral")
+    (mistral / "consolidated.safetensors").write_bytes(safetensors_bytes())
+    assert vllm_load_format(check_model_dir(mistral), "auto") == "safetensors"  # the index's shards only
+    for pickled in ("pt", "npcache"):
+        with pytest.raises(ModelPathError, match=f"load_format '{pickled}' makes vLLM open files localjudge does not"):
+            vllm_load_format(single, pickled)
+        assert vllm_load_format(single, pickled, allow_pickle=True) == pickled
+
+
 def test_several_gguf_files_without_config_are_ambiguous(tmp_path: Path) -> None:
     folder = tmp_path / "m"
     folder.mkdir()
@@ -117,7 +225,7 @@ def test_cli_defaults_are_safe() -> None:
 def model_folder(folder: Path, weights: bytes) -> Path:
     folder.mkdir(exist_ok=True)
     (folder / "config.json").write_text(json.dumps({"model_type": "llama"}))
-    (folder / "model.safetensors").write_bytes(weights)
+    (folder / "model.safetensors").write_bytes(safetensors_bytes(weights))
     return folder
 
 
@@ -174,5 +282,5 @@ def test_model_files_refuse_pickle(tmp_path: Path) -> None:
     with pytest.raises(ModelPathError, match="pickle"):
         check_model_dir(tmp_path)
     assert check_model_dir(tmp_path, allow_pickle=True).weights[0].name == "pytorch_model.bin"
-    (tmp_path / "model.safetensors").write_bytes(b"x")
+    (tmp_path / "model.safetensors").write_bytes(safetensors_bytes())
     assert check_model_dir(tmp_path).weights[0].name == "model.safetensors"

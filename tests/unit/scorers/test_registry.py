@@ -8,7 +8,9 @@ prompt hash or a result key; the run fields it requires are among those it shows
 keys hash them); refuses a bad scale and an unknown mode when built; scores a run carrying every
 field on the default fake judge within [0, scale] with a reason; records a run it cannot read as
 unscored (`invalid_run`) without a judge call, beside a run it scores; and gives `evaluate` the
-same six result columns. Each scorer's formula and edge cases stay in its own file.
+same six result columns. A model-free scorer (Mastra's code scorers and checks) keeps the same
+contract without a judge: it never calls one, builds on none, and its key names none. Each
+scorer's formula and edge cases stay in its own file.
 """
 
 from __future__ import annotations
@@ -22,18 +24,18 @@ import pytest
 
 from localjudge import FakeJudge, create_scorer, evaluate
 from localjudge.result import ERROR_KINDS, ScoreResult
-from localjudge.scorers import SCORERS, build_scorer, register_scorer, scorer_options
+from localjudge.scorers import SCORERS, build_scorer, needs_judge, register_scorer, scorer_options
 from localjudge.scoring.scorer import REQUIRED_HINTS
 from tests.conftest import EXAMPLES
 from tests.fakes import FakeJudgeFactory
-from tests.scorer_options import BUILT_IN, OPTIONS, SCORER_MODES
+from tests.scorer_options import BUILT_IN, MODEL_FREE, OPTIONS, SCORER_MODES
 
 # A run carrying every field a scorer may read (conversation, tool calls, ground truth, ...).
 FULL_RUN = next(json.loads(line) for line in (EXAMPLES / "agent_runs.jsonl").open() if '"conversation"' in line)
 UNREADABLE = {**FULL_RUN, "run_id": "unreadable", "output": 42}  # no scorer can read a number as an output
 BAD_SCALES = [0, -1, math.nan, math.inf, "1", True, None]
 RESULT_COLUMNS = ("score", "prob_score", "reason", "error", "error_kind", "steps")
-RUN_FIELDS = set(REQUIRED_HINTS) | {"output", "context"}
+RUN_FIELDS = set(REQUIRED_HINTS) | {"output", "context", "expectation"}  # expectation: a code scorer's
 WITH_DIRECT = [name for name, mode in SCORER_MODES if mode == "direct"]
 
 
@@ -59,14 +61,19 @@ def test_every_scorer_builds_on_a_fake_judge_with_its_test_options(name: str, mo
     required = [k for k, p in scorer_options(name).items() if p.default is inspect.Parameter.empty]
     assert set(required) <= set(OPTIONS.get(name, {})), f"{name} needs {required}: add them to OPTIONS"
     scorer = build(name, fake_judge(), mode)
-    assert scorer.name == name and scorer.judge is not None
+    assert scorer.name == name and (scorer.judge is None) == (name in MODEL_FREE)
+    assert needs_judge(name, mode=mode, options=OPTIONS.get(name)) == (name not in MODEL_FREE)
+    if name in MODEL_FREE:  # and it builds, and scores, with no judge at all
+        assert build(name, None, mode).run(FULL_RUN).scored
 
 
 @pytest.mark.parametrize(("name", "mode"), SCORER_MODES, ids=ids)
 def test_every_scorer_states_its_facts(name: str, mode: str, fake_judge: FakeJudgeFactory) -> None:
     judge = fake_judge()
     scorer, pipeline = build(name, judge, mode), build(name, judge)
-    assert scorer.id.endswith(f"{name.replace('_', '-')}-scorer")  # Mastra's id (some carry its "llm-" prefix)
+    dashed = name.replace("_", "-")
+    assert scorer.id.endswith(f"{dashed}-scorer") or (name.startswith("check_") and scorer.id == dashed), \
+        "Mastra's id (some carry its llm- prefix; its checks are check-...)"
     assert isinstance(scorer.description, str)
     assert scorer.positive and scorer.positive != "positive", "what a high score means, in words"
     assert isinstance(scorer.higher_is_better, bool), "a built-in scorer has a direction"
@@ -99,9 +106,13 @@ def test_every_scorer_scores_a_run_with_every_field_and_records_an_unreadable_on
     assert (full.run_id, full.scorer) == (FULL_RUN["run_id"], name)
     assert (unreadable.score, unreadable.error_kind) == (None, "invalid_run") and unreadable.error_kind in ERROR_KINDS
     assert "output must be a string" in (unreadable.error or "")
-    assert judge.calls and all(len(call.prompts) == 1 for call in judge.calls), "the judge saw the readable run only"
+    if name in MODEL_FREE:
+        assert not judge.calls, "a model-free scorer calls no judge"
+    else:
+        assert judge.calls and all(len(call.prompts) == 1 for call in judge.calls), "the judge saw the readable run"
     assert set(full.to_dict()) == set(inspect.signature(ScoreResult).parameters)
-    assert scorer.key == f"{name}/{scorer.version}@{scorer.prompt_hash}/scale=10/{judge.identity}"
+    named = "" if name in MODEL_FREE else judge.identity
+    assert scorer.key == f"{name}/{scorer.version}@{scorer.prompt_hash}/scale=10/{named}"
 
 
 @pytest.mark.parametrize(("name", "mode"), SCORER_MODES, ids=ids)

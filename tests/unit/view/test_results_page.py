@@ -20,8 +20,8 @@ from localjudge import evaluate, hallucination_scorer, toxicity_scorer
 from localjudge.cli.main import main
 from localjudge.evaluation.tables import dataset_from_rows, read_table, write_table
 from localjudge.judge import ChatPrompt
-from localjudge.view.page import PAGE_JS
-from localjudge.view.rows import embed_json, render_page, write_view
+from localjudge.view.page import PAGE_CSS, PAGE_JS
+from localjudge.view.rows import embed_json, page_html, render_page, write_view
 from tests.fakes import make_fake_judge
 
 PAYLOADS = [  # each with words around it, so the claims step (not the terse-answer rule) reads it
@@ -181,6 +181,41 @@ def test_cli_view(scored: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     assert "does not exist" in err and err.count("\n") == 1
 
 
+def test_view_refuses_to_write_its_page_over_a_results_file(scored: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 34, item 8: `view out.jsonl --out out.jsonl` used to overwrite the results with HTML
+    and exit 0. A page must be named .html, and is checked before anything is read."""
+    copy = tmp_path / "out.jsonl"
+    shutil.copy(scored, copy)
+    before = copy.read_bytes()
+    for out in (copy, tmp_path / "other.parquet", tmp_path):
+        assert main(["view", str(copy), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and ("name a .html or .htm file" in err or "is a folder" in err), err
+    assert copy.read_bytes() == before
+    with pytest.raises(ValueError, match="must be named .html"):
+        write_view(copy, copy)
+    assert copy.read_bytes() == before
+
+
+def test_an_unreadable_file_in_a_folder_is_left_out_with_a_note(scored: Path, tmp_path: Path,
+                                                                caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 34, item 8: one .jsonl that does not read (a truncated copy) no longer aborts `view
+    FOLDER`: the page shows the rest and names it; given by name, it is still an error."""
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    shutil.copy(scored, folder / "good.jsonl")
+    (folder / "broken.jsonl").write_text('{"run_id": "a", "toxicity_score": 1, "toxicity_error": null}\n{"cut')
+    data = page_data(render_page(folder))
+    assert data["sources"] == ["good.jsonl"] and data["skipped"] == ["broken.jsonl"]
+    assert main(["view", str(folder)]) == 0
+    assert "broken.jsonl: left out of the page, unreadable (" in caplog.text
+    dom = Dom(dump_dom(folder / "view.html", "", tmp_path / "profile"))
+    assert dom.text["sources"] == "1 file(s): good.jsonl; left out, unreadable: broken.jsonl"
+    with pytest.raises(ValueError, match="not valid JSON"):
+        render_page(folder / "broken.jsonl")
+
+
 # --- in a real browser ----------------------------------------------------------------------------------------
 
 
@@ -288,3 +323,33 @@ def test_browser_shows_a_direct_mode_verdict(tmp_path: Path) -> None:
     write_table(ev.dataset, path)
     detail = Dom(dump_dom(write_view(path), "#row=0", tmp_path / "profile")).text["detail"]
     assert "(the whole output)yes" in detail and "An insult aimed at the reader." in detail
+
+
+def test_browser_draws_the_histogram_of_150000_results(tmp_path: Path) -> None:
+    """Issue 34, item 8: from about 130,000 results of one scorer `Math.max.apply` overflowed the
+    call stack and the histograms vanished."""
+    n = 150_000
+    payload = {"sources": ["big.jsonl"], "skipped": [], "scorers": ["toxicity"],
+               "rows": [{"source": "big.jsonl", "index": 0, "id": "0", "input": None, "output": "x", "context": None,
+                         "extra": {}}],
+               "results": [{"row": 0, "scorer": "toxicity", "score": (i % 10) / 10, "prob": None, "kind": None,
+                            "error": None, "reason": None, "steps": None} for i in range(n)]}
+    page = tmp_path / "big.html"
+    page.write_text(page_html(payload, "big.jsonl"), encoding="utf-8")
+    dom = Dom(dump_dom(page, "", tmp_path / "profile"))
+    assert dom.text["hists"].startswith(f"toxicity{n} scored, 0 unscored, mean 0.45")
+    assert dom.bars == [f"{k / 10:g} to {(k + 1) / 10:g}: {n // 10}" for k in range(10)]
+
+
+def test_browser_keeps_a_long_id_in_its_column(tmp_path: Path) -> None:
+    """Issue 34, item 8: a 3,000-character id pushed the score and reason off-screen. Text cells
+    are clipped to one bounded line (the whole id in the tooltip and the row's detail)."""
+    long_id = "x" * 3000
+    ev = evaluate(dataset_from_rows([{"run_id": long_id, "input": "q", "output": "Hi."}]),
+                  [toxicity_scorer(make_fake_judge())])
+    path = tmp_path / "long.jsonl"
+    write_table(ev.dataset, path)
+    html = dump_dom(write_view(path), "", tmp_path / "profile")
+    cell = re.search(r'<td class="clip" title="(x+)">(x+)</td>', html)
+    assert cell is not None and len(cell.group(1)) == 2000 and len(cell.group(2)) == 300
+    assert re.search(r"td\.clip\{max-width:\d+px;overflow:hidden;text-overflow:ellipsis\}", PAGE_CSS)

@@ -1,0 +1,176 @@
+"""JavaScript regular expressions, translated to Python's `re` for `check_matches`.
+
+Mastra's `checks.matches(/.../flags)` takes a JavaScript `RegExp`. localjudge takes its source and
+flags as text (``pattern``, ``flags``: what ``new RegExp(pattern, flags)`` is given) and
+translates them, so a pattern means what it meant in Mastra, or is refused with the reason:
+
+- `\\d`, `\\w`, `\\b` are ASCII in JavaScript (Python's are Unicode): written out as ASCII
+  classes; `\\s` is JavaScript's whitespace set, `.` excludes its four line terminators (all
+  characters with the `s` flag), `$` matches only at the end (Python's also before a final
+  newline), and with the `m` flag `^`/`$` match at any of the four line terminators.
+- `(?<name>...)` and `\\k<name>` become `(?P<name>...)` and `(?P=name)`; `[]` matches nothing
+  and `[^]` anything; `{` that does not start a quantifier is a literal, as in JavaScript;
+  `\\cX`, `\\0`, `\\xhh`, `\\uhhhh` and, with `u`, `\\u{h...}` become the characters they name.
+- Flags: `i` (case-insensitive), `m`, `s`, `u`; `g` and `d` change nothing for one test, and
+  `y` (sticky) anchors the match at the start, as a fresh sticky `RegExp.test` does.
+
+Refused (a `ValueError` naming it): the `v` flag, `\\p{...}` property escapes, `\\D`, `\\W`,
+`\\S` inside a character class, unknown or repeated flags, and what Python's `re` cannot compile
+(a lookbehind of varying length, a group name with `$`). Not reproduced: without the `u` flag
+JavaScript matches UTF-16 code units, so `.` matches half an emoji there and a whole one here;
+and JavaScript's case-insensitive matching does not fold `ſ` or the Kelvin sign `K` into ASCII
+letters, Python's does.
+"""
+
+from __future__ import annotations
+
+import re
+
+from localjudge.scorers.js_strings import JS_SPACE, JS_SPACE_CHARS
+
+FLAGS = "dgimsuyv"
+DIGIT, WORD = "0-9", "A-Za-z0-9_"
+LINE_END = "\\n\\r\\u2028\\u2029"
+BOUNDARY = f"(?:(?<=[{WORD}])(?![{WORD}])|(?<![{WORD}])(?=[{WORD}]))"
+NOT_BOUNDARY = f"(?:(?<=[{WORD}])(?=[{WORD}])|(?<![{WORD}])(?![{WORD}]))"
+QUANTIFIER = re.compile(r"\{\d+(,\d*)?\}")
+CLASS_ESCAPES = {"d": DIGIT, "w": WORD, "s": JS_SPACE_CHARS}
+SIMPLE = {"t": "\\t", "n": "\\n", "r": "\\r", "v": "\\x0b", "f": "\\x0c"}
+
+
+class JsRegex:
+    """A translated JavaScript regular expression: `test(text)` is `RegExp.prototype.test` on a
+    fresh `RegExp` (see the module docstring)."""
+
+    def __init__(self, source: str, flags: str = "") -> None:
+        self.source, self.flags = source, flags
+        self.pattern = translate(source, flags)
+        self.sticky = "y" in flags
+
+    def test(self, text: str) -> bool:
+        return bool(self.pattern.match(text) if self.sticky else self.pattern.search(text))
+
+    def __str__(self) -> str:
+        return f"/{self.source}/{self.flags}"
+
+
+def check_flags(flags: str) -> None:
+    unknown = sorted(set(flags) - set(FLAGS))
+    if unknown or len(set(flags)) != len(flags):
+        raise ValueError(f"invalid regular expression flags {flags!r} (JavaScript's: {FLAGS}, each once)")
+    if "v" in flags:
+        raise ValueError("the v flag (set notation) has no Python translation")
+
+
+def translate(source: str, flags: str = "") -> re.Pattern[str]:
+    """The Python pattern that matches what ``new RegExp(source, flags)`` matches."""
+    check_flags(flags)
+    unicode, multiline, dot_all = "u" in flags, "m" in flags, "s" in flags
+    out: list[str] = []
+    i = 0
+    while i < len(source):
+        c = source[i]
+        if c == "\\":
+            text, i = _escape(source, i + 1, unicode, in_class=False)
+            out.append(text)
+            continue
+        if c == "[":
+            text, i = _class(source, i + 1, unicode)
+            out.append(text)
+            continue
+        if c == "(" and source.startswith("(?<", i) and not source.startswith(("(?<=", "(?<!"), i):
+            out.append("(?P<")
+            i += 3
+            continue
+        if c == ".":
+            out.append("[\\s\\S]" if dot_all else f"[^{LINE_END}]")
+        elif c == "^":
+            out.append(f"(?:\\A|(?<=[{LINE_END}]))" if multiline else "\\A")
+        elif c == "$":
+            out.append(f"(?=[{LINE_END}]|\\Z)" if multiline else "\\Z")
+        elif c == "{" and not QUANTIFIER.match(source, i):
+            if unicode:
+                raise ValueError(f"a lone '{{' at {i} is a syntax error with the u flag")
+            out.append("\\{")
+        else:
+            out.append(c)
+        i += 1
+    try:
+        return re.compile("".join(out), re.IGNORECASE if "i" in flags else 0)
+    except re.error as error:
+        raise ValueError(f"Python's re cannot take it: {error}") from None
+
+
+def _escape(source: str, i: int, unicode: bool, in_class: bool) -> tuple[str, int]:
+    """The escape at `source[i]` (after its backslash): its Python text and the next index."""
+    if i >= len(source):
+        raise ValueError("the pattern ends with a lone backslash")
+    c = source[i]
+    if c in CLASS_ESCAPES:
+        body = CLASS_ESCAPES[c]
+        return (body if in_class else (JS_SPACE if c == "s" else f"[{body}]")), i + 1
+    if c in "DWS":
+        if in_class:
+            raise ValueError(f"\\{c} inside a character class has no Python translation")
+        return f"[^{CLASS_ESCAPES[c.lower()]}]", i + 1
+    if c == "b":
+        return ("\\x08" if in_class else BOUNDARY), i + 1
+    if c == "B" and not in_class:
+        return NOT_BOUNDARY, i + 1
+    if c in SIMPLE:
+        return SIMPLE[c], i + 1
+    if c == "0" and not source[i + 1:i + 2].isdigit():
+        return "\\x00", i + 1
+    if c.isdigit() and not in_class:
+        end = i
+        while end < len(source) and source[end].isdigit():
+            end += 1
+        return f"\\{source[i:end]}", end  # a backreference (Python refuses one to no group)
+    if c == "k" and not in_class and source.startswith("<", i + 1):
+        end = source.index(">", i) if ">" in source[i:] else -1
+        if end < 0:
+            raise ValueError("\\k< without its closing >")
+        return f"(?P={source[i + 2:end]})", end + 1
+    if c == "c" and i + 1 < len(source) and source[i + 1].isascii() and source[i + 1].isalpha():
+        return f"\\x{ord(source[i + 1]) % 32:02x}", i + 2
+    if c == "x" and re.fullmatch(r"[0-9A-Fa-f]{2}", source[i + 1:i + 3]):
+        return f"\\x{source[i + 1:i + 3]}", i + 3
+    if c == "u":
+        if unicode and source.startswith("{", i + 1):
+            end = source.find("}", i)
+            digits = source[i + 2:end] if end > 0 else ""
+            if not re.fullmatch(r"[0-9A-Fa-f]{1,6}", digits) or int(digits, 16) > 0x10FFFF:
+                raise ValueError(f"invalid \\u{{...}} escape at {i - 1}")
+            return f"\\U{int(digits, 16):08x}", end + 1
+        if re.fullmatch(r"[0-9A-Fa-f]{4}", source[i + 1:i + 5]):
+            return f"\\u{source[i + 1:i + 5]}", i + 5
+    if c in "pP":
+        raise ValueError(f"\\{c}{{...}} (Unicode property escapes) has no translation for Python's re")
+    if c.isascii() and c.isalnum():
+        if unicode:
+            raise ValueError(f"\\{c} is not a valid escape with the u flag")
+        return re.escape(c), i + 1  # JavaScript without u: an identity escape, the letter itself
+    return re.escape(c), i + 1
+
+
+def _class(source: str, i: int, unicode: bool) -> tuple[str, int]:
+    """The character class starting after its `[` at `source[i]`: its Python text, next index."""
+    negated = source.startswith("^", i)
+    i += negated
+    if source.startswith("]", i):  # JavaScript: [] matches nothing, [^] any character
+        return ("[\\s\\S]" if negated else "(?!)"), i + 1
+    out = ["[^" if negated else "["]
+    while i < len(source) and source[i] != "]":
+        c = source[i]
+        if c == "\\":
+            text, i = _escape(source, i + 1, unicode, in_class=True)
+            out.append(text)
+            continue
+        out.append(f"\\{c}" if c in "[&~|" else c)  # literal in JavaScript, set operators to Python
+        i += 1
+    if i >= len(source):
+        raise ValueError("a character class without its closing ]")
+    return "".join(out) + "]", i + 1
+
+
+__all__ = ["FLAGS", "JsRegex", "check_flags", "translate"]

@@ -1,0 +1,57 @@
+"""Check `matches` (Mastra's `checks.matches`, id ``check-matches``, no model): 1 when the output
+matches a regular expression, else 0. With ``exact=True`` the whole output must match (Mastra
+wraps the source in ``^...$``, keeping the flags: with `m`, one whole line suffices).
+
+The pattern is a JavaScript regular expression as Mastra takes it: `pattern` is its source and
+`flags` its flags, as ``new RegExp(pattern, flags)`` gets them (``pattern="\\\\d{1,3}°[FC]"``
+for ``/\\d{1,3}°[FC]/``). It is translated to Python's `re` so that it matches what it matched
+in Mastra, or refused at build with the reason (`localjudge.scorers.checks.js_regex`). A
+compiled Python `re.Pattern` is used as it is (no flags then)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from localjudge.judge import Judge
+from localjudge.samples import Sample
+from localjudge.scorers.checks.js_regex import JsRegex
+from localjudge.scorers.code import CodeScorer, code_scorer, passed
+from localjudge.scoring import Results
+
+
+def check_matches_scorer(judge: Judge | None = None, *, pattern: str | re.Pattern[str], flags: str = "",
+                         exact: bool = False, scale: float = 1.0) -> CodeScorer:
+    """Mastra's ``checks.matches(new RegExp(pattern, flags), {exact})`` (no model: `judge` is not used)."""
+    if not isinstance(exact, bool):
+        raise TypeError(f"exact must be true or false, got {exact!r}")
+    test: Callable[[str], object]
+    if isinstance(pattern, re.Pattern):
+        if flags:
+            raise ValueError("flags go with a JavaScript pattern given as text, not with a compiled Python pattern")
+        shown, test = f"re.compile({pattern.pattern!r})", pattern.fullmatch if exact else pattern.search
+        settings: dict[str, Any] = {"python": pattern.pattern, "python_flags": int(pattern.flags)}
+    elif isinstance(pattern, str) and isinstance(flags, str):
+        try:
+            regex = JsRegex(f"^{pattern}$" if exact else pattern, flags)
+        except ValueError as error:
+            raise ValueError(f"check_matches: cannot take /{pattern}/{flags}: {error}") from None
+        shown, test, settings = f"/{pattern}/{flags}", regex.test, {"pattern": pattern, "flags": flags}
+    else:
+        raise TypeError(f"pattern must be a JavaScript pattern's source (text) or a compiled re.Pattern, "
+                        f"and flags text; got {pattern!r}, {flags!r}")
+
+    def preprocess(run: Sample, results: Results) -> dict[str, Any]:
+        return {"output": run.output, "pattern": shown, "passed": bool(test(run.output))}
+
+    def reason(run: Sample, results: Results) -> str:
+        ok = results["preprocess_step_result"]["passed"]
+        return f"{'Passed' if ok else 'Failed'}: the output {'matches' if ok else 'does not match'} {shown}."
+
+    return code_scorer("check_matches", id="check-matches", preprocess=preprocess, score=passed, reason=reason,
+                       scale=scale, positive="matches the pattern", description=f"Whether the output matches {shown}",
+                       settings={**settings, "exact": exact})
+
+
+__all__ = ["check_matches_scorer"]

@@ -1,0 +1,82 @@
+"""Textual difference (Mastra's `createTextualDifferenceScorer`, no model): how much of the input
+text the output keeps, character by character, with word-level change counts.
+
+Inputs: `input` and `output`. The score is Mastra's ratio: 2 x (longest common subsequence of
+characters) / (total length of both), 1 for identical texts (two empty ones too), 0 when just
+one is empty. Higher means more alike. It is not Python's `difflib.SequenceMatcher.ratio()`,
+which Mastra's comment cites: SequenceMatcher matches blocks greedily, and differs from the
+longest common subsequence on most real texts. The subsequence comes from `rapidfuzz`
+(`LCSseq`), on UTF-16 code units as JavaScript counts them, so the ratio is Mastra's exactly.
+
+The preprocess step also keeps Mastra's other measures: `changes` (words changed, by Mastra's
+greedy word matching: the longer text's word count less the words matched), `length_diff`
+(|length difference| / longer length) and `confidence` (1 - length_diff).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from localjudge.judge import Judge
+from localjudge.samples import Sample
+from localjudge.scorers.code import CodeScorer, code_scorer, measured
+from localjudge.scorers.js_strings import js_split_spaces, squash_spaces, utf16
+from localjudge.scoring import Results
+
+
+def ratio(given: str, made: str) -> float:
+    """Mastra's `calculateRatio`: 2 x LCS / total length (UTF-16 units)."""
+    from rapidfuzz.distance import LCSseq
+
+    if given == made:
+        return 1.0
+    a, b = utf16(given), utf16(made)
+    if not a or not b:
+        return 0.0
+    return (2.0 * LCSseq.similarity(a, b)) / (len(a) + len(b))
+
+
+def changes(given: str, made: str) -> int:
+    """Mastra's `countChanges`: how many words differ (whitespace alone counts as one change)."""
+    a, b = squash_spaces(given), squash_spaces(made)
+    if a == b:
+        if given == made:
+            return 0
+        first, second = [w for w in js_split_spaces(given) if w], [w for w in js_split_spaces(made) if w]
+        return abs(len(first) - len(second)) or 1
+    first, second = [w for w in js_split_spaces(a) if w], [w for w in js_split_spaces(b) if w]
+    if not first or not second:
+        return len(first) or len(second)
+    used: set[int] = set()
+    matched = 0
+    for word in first:  # Mastra's greedy matching: each word takes the first unused equal word
+        for j, other in enumerate(second):
+            if j not in used and word == other:
+                matched += 1
+                used.add(j)
+                break
+    return max(len(first), len(second)) - matched
+
+
+def _preprocess(run: Sample, results: Results) -> dict[str, Any]:
+    given, made = run.input, run.output
+    longest = max(len(utf16(given)), len(utf16(made)))
+    length_diff = abs(len(utf16(given)) - len(utf16(made))) / longest if longest > 0 else 0
+    return {"ratio": ratio(given, made), "confidence": 1 - length_diff, "changes": changes(given, made),
+            "length_diff": length_diff}
+
+
+def _reason(run: Sample, results: Results) -> str:
+    step = results["preprocess_step_result"]
+    return (f"Similarity ratio {step['ratio']:.4g} (longest common subsequence of characters); "
+            f"{step['changes']} word change(s); length difference {step['length_diff']:.2%}.")
+
+
+def textual_difference_scorer(judge: Judge | None = None, *, scale: float = 1.0) -> CodeScorer:
+    """Mastra's textual difference scorer (no model: `judge` is not used)."""
+    return code_scorer("textual_difference", preprocess=_preprocess, score=measured("ratio"), reason=_reason,
+                       scale=scale, reads=("input", "output"), positive="close to the input",
+                       description="Character similarity ratio (longest common subsequence) of the input and output")
+
+
+__all__ = ["changes", "ratio", "textual_difference_scorer"]

@@ -1,0 +1,115 @@
+// Runs Mastra's published scorers on scripted judge answers, for tests/differential.
+//
+// stdin: a JSON list of cases, all run in this one process (Mastra takes seconds to load):
+//   {"id": "...", "factory": "createToxicityScorer", "args": {...}, "run": {...}, "answers": [...]}
+//   - factory: a name exported by @mastra/evals/scorers/prebuilt; it is called with
+//     {model, ...args}, or, when the case gives "positional" (a list: the code scorers and
+//     checks, which take no model), with those arguments as they are. A value {"$returns": X}
+//     anywhere becomes a function returning X (getContext, contextExtractor, sourceExtractor);
+//     {"$regexp": [source, flags]} becomes new RegExp(source, flags) (checks.matches).
+//   - trajectory: true: the run's output (messages) is replaced by Mastra's own
+//     extractTrajectory of it, as runEvals does for a trajectory scorer.
+//   - answers: the judge's answers to the JSON steps (preprocess, analyze, a prompt-object
+//     generateScore), in order, each a JSON value (sent as its JSON text) or a string (sent as
+//     is). A free-text step (generateReason) is answered "Scripted reason." and uses none.
+//   or {"id": "...", "round": [numbers]}: Mastra's roundToTwoDecimals of each number.
+// stdout: a JSON list, one object per case, in order:
+//   {"id", "score" (absent when none; "NaN" for NaN), "notScorable", "error" (a thrown error's message, with
+//    "stage": "create" or "run"), "reason", "preprocessStepResult", "analyzeStepResult",
+//    "calls": ["json" | "text", ...] (the judge calls made), "unused": answers left over}
+//   or {"id", "rounded": [numbers]}.
+// Mastra's telemetry is off; the judge is the AI SDK's MockLanguageModelV2 (doGenerate and
+// doStream both answer), so nothing leaves the machine.
+process.env.MASTRA_TELEMETRY_DISABLED = "1";
+globalThis.AI_SDK_LOG_WARNINGS = false;
+const print = process.stdout.write.bind(process.stdout);
+for (const name of ["log", "info", "warn", "debug"]) console[name] = console.error; // stdout holds only results
+
+const { MockLanguageModelV2 } = await import("ai/test");
+const prebuilt = await import("@mastra/evals/scorers/prebuilt");
+const { roundToTwoDecimals, extractTrajectory } = await import("@mastra/evals/scorers/utils");
+
+const JSON_STEP = "Return only valid JSON"; // Mastra's schema injection ends every JSON step's prompt
+const REASON = "Scripted reason.";
+const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+
+function scriptedModel(answers, calls) {
+  const queue = [...answers];
+  const answer = (options) => {
+    const json = options.responseFormat?.type === "json" || JSON.stringify(options.prompt).includes(JSON_STEP);
+    calls.push(json ? "json" : "text");
+    if (!json) return REASON;
+    if (queue.length === 0) throw new Error(`unscripted judge call ${calls.length} (JSON step): no answers left`);
+    const next = queue.shift();
+    return typeof next === "string" ? next : JSON.stringify(next);
+  };
+  const model = new MockLanguageModelV2({
+    doGenerate: async (options) => ({
+      content: [{ type: "text", text: answer(options) }], finishReason: "stop", usage, warnings: [],
+    }),
+    doStream: async (options) => {
+      const text = answer(options);
+      return {
+        stream: new ReadableStream({
+          start(controller) {
+            for (const part of [
+              { type: "stream-start", warnings: [] },
+              { type: "text-start", id: "t" },
+              { type: "text-delta", id: "t", delta: text },
+              { type: "text-end", id: "t" },
+              { type: "finish", finishReason: "stop", usage },
+            ]) controller.enqueue(part);
+            controller.close();
+          },
+        }),
+      };
+    },
+  });
+  return { model, left: () => queue.length };
+}
+
+function withFunctions(value) {
+  if (Array.isArray(value)) return value.map(withFunctions);
+  if (value && typeof value === "object") {
+    if ("$returns" in value) return () => value.$returns;
+    if ("$regexp" in value) return new RegExp(value.$regexp[0], value.$regexp[1]);
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withFunctions(v)]));
+  }
+  return value;
+}
+
+function message(error) {
+  return error?.message ?? String(error);
+}
+
+async function runCase(c) {
+  if (c.round) return { id: c.id, rounded: c.round.map(roundToTwoDecimals) };
+  const calls = [];
+  const { model, left } = scriptedModel(c.answers ?? [], calls);
+  const factory = prebuilt[c.factory];
+  if (typeof factory !== "function") return { id: c.id, error: `no factory ${c.factory}`, stage: "create", calls };
+  let scorer;
+  try {
+    scorer = c.positional ? factory(...withFunctions(c.positional)) : factory({ model, ...withFunctions(c.args ?? {}) });
+  } catch (error) {
+    return { id: c.id, error: message(error), stage: "create", calls, unused: left() };
+  }
+  try {
+    const run = c.trajectory ? { ...c.run, output: extractTrajectory(c.run.output) } : c.run;
+    const r = await scorer.run(run);
+    return {
+      id: c.id, score: Number.isNaN(r.score) ? "NaN" : r.score, notScorable: r.notScorable, reason: r.reason,
+      preprocessStepResult: r.preprocessStepResult, analyzeStepResult: r.analyzeStepResult, calls, unused: left(),
+    };
+  } catch (error) {
+    const cause = error?.cause ? `: ${message(error.cause)}` : "";
+    return { id: c.id, error: message(error) + cause, stage: "run", calls, unused: left() };
+  }
+}
+
+const chunks = [];
+for await (const chunk of process.stdin) chunks.push(chunk);
+const cases = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+const results = [];
+for (const c of cases) results.push(await runCase(c));
+print(JSON.stringify(results) + "\n");

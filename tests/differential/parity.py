@@ -1,0 +1,152 @@
+"""The differential tier's machinery: a case (one run, the same judge answers in each side's
+shape), the closed table of known differences, and how each side is run.
+
+A `Case` holds one run and the judge's answers twice: as localjudge's FakeJudge script (by
+schema family) and as the answers Mastra's judge gives, in order, to its JSON steps (its
+free-text reason step is answered by the harness). Both say the same thing: the same claims
+and verdicts, in each side's words and shapes. Where localjudge decides a step by rule (its
+sentences, a terse answer as one claim, an empty output) the Mastra answers are what a judge
+following Mastra's prompt gives for that run, so those cases compare end to end.
+
+`expect` is the outcome both sides must have (a score, or `REFUSED`: a run refused or left
+unscored, an error thrown), or a `Differs` naming an entry of `DIFFERENCES` with each side's
+pinned outcome. docs/mastra-parity.md lists the same entries: the table is closed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localjudge.samples import InvalidRunError
+from localjudge.scorers import build_scorer
+from tests.fakes import make_fake_judge
+
+ROOT = Path(__file__).resolve().parents[2]
+NODE_DIR = ROOT / "tests" / "differential" / "node"
+NODE = NODE_DIR / "node_modules" / ".bin" / "node"
+HARNESS = NODE_DIR / "harness.mjs"
+REFUSED = "refused"  # a run refused before scoring, left unscored, or whose scorer threw
+Outcome = float | str
+
+# localjudge's scorer -> Mastra 1.10.2's factory in @mastra/evals/scorers/prebuilt
+FACTORIES = {
+    "hallucination": "createHallucinationScorer",
+    "faithfulness": "createFaithfulnessScorer",
+    "toxicity": "createToxicityScorer",
+    "answer_relevancy": "createAnswerRelevancyScorer",
+    "bias": "createBiasScorer",
+    "context_precision": "createContextPrecisionScorer",
+    "context_recall": "createContextRecallScorer",
+    "context_relevance": "createContextRelevanceScorerLLM",
+    "answer_similarity": "createAnswerSimilarityScorer",
+    "summarization": "createSummarizationScorer",
+    "prompt_alignment": "createPromptAlignmentScorerLLM",
+    "multi_turn_judge": "createMultiTurnJudgeScorer",
+    "rubric": "createRubricScorer",
+    "tool_call_accuracy": "createToolCallAccuracyScorerLLM",
+    "trajectory_accuracy": "createTrajectoryAccuracyScorerLLM",
+    "noise_sensitivity": "createNoiseSensitivityScorerLLM",
+}
+
+
+@dataclass(frozen=True)
+class Differs:
+    """A pinned difference: `DIFFERENCES[what]`, with what each side gives on the case."""
+
+    what: str
+    mastra: Outcome
+    local: Outcome
+
+
+@dataclass(frozen=True)
+class Case:
+    """One run scored by both sides on the same judge answers.
+
+    Attributes:
+        scorer: localjudge's scorer name (a key of `FACTORIES`).
+        name: The case, unique within the scorer (``"mixed"``, ``"empty-output"``).
+        run: The run both score (Mastra's shapes; localjudge reads them all).
+        answers: localjudge's FakeJudge script, by schema family.
+        mastra_answers: Mastra's judge answers to its JSON steps, in order.
+        expect: The outcome of both (a score or `REFUSED`), or a `Differs`.
+        scale: localjudge's `scale` (Mastra's goes in `mastra_args`).
+        options: localjudge's scorer options.
+        mastra_args: Mastra's factory arguments besides `model`.
+        mastra_run: Mastra's run where its shape differs (a trajectory scorer's output).
+        local_calls: How many judge calls localjudge makes, where that is the point (0: the
+            run is decided by rule).
+    """
+
+    scorer: str
+    name: str
+    run: Mapping[str, Any]
+    answers: Mapping[str, Any]
+    mastra_answers: Sequence[Any]
+    expect: Outcome | Differs
+    scale: float = 1.0
+    options: Mapping[str, Any] = field(default_factory=dict)
+    mastra_args: Mapping[str, Any] = field(default_factory=dict)
+    mastra_run: Mapping[str, Any] | None = None
+    local_calls: int | None = None
+
+    @property
+    def id(self) -> str:
+        return f"{self.scorer}/{self.name}"
+
+    def for_mastra(self) -> dict[str, Any]:
+        """The harness's case (tests/differential/node/harness.mjs)."""
+        return {"id": self.id, "factory": FACTORIES[self.scorer], "args": dict(self.mastra_args),
+                "run": dict(self.mastra_run if self.mastra_run is not None else self.run),
+                "answers": list(self.mastra_answers)}
+
+
+@dataclass(frozen=True)
+class LocalOutcome:
+    outcome: Outcome
+    calls: int
+    detail: str  # the error, or the result's step results, for a failing test's message
+
+
+def run_local(case: Case) -> LocalOutcome:
+    """localjudge's scorer on the case's run, with the case's answers scripted."""
+    judge = make_fake_judge(case.answers)
+    try:
+        scorer = build_scorer(case.scorer, judge, scale=case.scale, options=case.options)
+        result = scorer.run(case.run)
+    except (InvalidRunError, ValueError) as error:
+        return LocalOutcome(REFUSED, len(judge.calls), f"{type(error).__name__}: {error}")
+    if result.score is None:
+        return LocalOutcome(REFUSED, len(judge.calls), f"unscored: {result.error}")
+    detail = json.dumps({"preprocess": result.preprocess_step_result, "analyze": result.analyze_step_result},
+                        default=str)
+    return LocalOutcome(result.score, len(judge.calls), detail)
+
+
+def mastra_outcome(result: Mapping[str, Any]) -> Outcome:
+    """A harness result as an outcome: its score (``"NaN"`` for NaN), or `REFUSED` when it threw
+    or was not scorable."""
+    if result.get("score") == "NaN":
+        return "NaN"
+    if "error" in result or result.get("notScorable") or result.get("score") is None:
+        return REFUSED
+    return float(result["score"])
+
+
+def node_ready() -> bool:
+    return NODE.exists() and (NODE_DIR / "node_modules" / "@mastra" / "evals").is_dir()
+
+
+def run_harness(cases: Sequence[Mapping[str, Any]], timeout: float = 600) -> dict[str, dict[str, Any]]:
+    """Every case through Mastra's scorers in one Node process; results by case id."""
+    env = {**os.environ, "MASTRA_TELEMETRY_DISABLED": "1", "NODE_ENV": "test"}
+    done = subprocess.run([str(NODE), str(HARNESS)], input=json.dumps(list(cases)), capture_output=True, text=True,
+                          cwd=NODE_DIR, env=env, timeout=timeout, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"the Mastra harness failed ({done.returncode}):\n{done.stderr[-4000:]}")
+    return {r["id"]: r for r in json.loads(done.stdout)}

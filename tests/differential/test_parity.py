@@ -1,0 +1,62 @@
+"""Each case: Mastra's scorer and localjudge's give the same outcome on the same judge answers,
+or the pinned outcomes of a documented difference; the differences are one closed table."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pytest
+
+from localjudge.scoring import round_half_up
+from tests.differential.cases import ALL_CASES, ROUNDING
+from tests.differential.cases_code import CODE_CASES
+from tests.differential.differences import DIFFERENCES
+from tests.differential.parity import FACTORIES, REFUSED, ROOT, Case, Differs, mastra_outcome, run_local
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=lambda c: c.id)
+def test_case(case: Case, mastra: dict[str, dict[str, Any]]) -> None:
+    found = mastra[case.id]
+    theirs = mastra_outcome(found)
+    local = run_local(case)
+    context = f"Mastra: {found}\nlocaljudge: {local}"
+    if isinstance(case.expect, Differs):
+        assert (theirs, local.outcome) == (case.expect.mastra, case.expect.local), context
+    else:
+        assert theirs == local.outcome == case.expect, context
+    if theirs != REFUSED:  # every scripted answer was asked for: the two pipelines ran the same steps
+        assert found.get("unused", 0) == 0, f"Mastra's judge left answers unused: {found}"
+    if case.local_calls is not None:
+        assert local.calls == case.local_calls, context
+
+
+def test_rounding(mastra: dict[str, dict[str, Any]]) -> None:
+    """Mastra's roundToTwoDecimals and localjudge's round_half_up agree on every value but the
+    pinned ones (the `rounding` difference)."""
+    rounded = dict(zip(ROUNDING, mastra["rounding"]["rounded"], strict=True))
+    for value, pinned in ROUNDING.items():
+        theirs, ours = rounded[value], round_half_up(value)
+        assert (theirs, ours) == (pinned if pinned else (theirs, theirs)), value
+
+
+def test_every_scorer_has_cases() -> None:
+    """Every LLM scorer has its table of cases, and docs/mastra-parity.md counts them right."""
+    counts = {name: sum(c.scorer == name for c in ALL_CASES) for name in FACTORIES}
+    assert min(counts.values()) >= 7, counts
+    assert len({c.id for c in ALL_CASES}) == len(ALL_CASES), "case ids must be unique"
+    page = (ROOT / "docs" / "mastra-parity.md").read_text()
+    listed = {name.replace(" ", "_").replace("-", "_"): int(n)
+              for name, n in re.findall(r"\| ([a-z][a-z -]+) \| (\d+) (?=\|)", page)}
+    assert listed == counts
+    assert f"{len(ALL_CASES)} in all" in page
+
+
+def test_differences_are_one_closed_table() -> None:
+    """Every difference a case pins is in the table, every entry is pinned by a case, and the
+    docs page lists exactly the table's entries."""
+    pinned = {c.expect.what for c in [*ALL_CASES, *CODE_CASES] if isinstance(c.expect, Differs)}
+    assert pinned == set(DIFFERENCES)
+    page = (ROOT / "docs" / "mastra-parity.md").read_text()
+    listed = set(re.findall(r"^\| `([a-z0-9-]+)` \|", page, flags=re.MULTILINE))
+    assert listed == set(DIFFERENCES)

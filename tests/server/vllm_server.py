@@ -1,0 +1,135 @@
+"""vLLM's OpenAI-compatible server from .venv-vllm, started as the in-process vLLM engine is built.
+
+`command` is the start line: the options `VLLMJudge.load` gives its engine (the guidance grammar
+backend, the repetition guard as a logits processor, seed 0, prefix caching, 20 logprobs, the
+checkpoint's dtype) on 127.0.0.1. `VLLMServer` starts it in its own process group (the API
+server and its engine-core process), waits for ``/v1/models`` and stops or kills the whole group.
+Used by the server tier (tests/server) and benchmarks/bench_server.py; not part of localjudge.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import time
+import urllib.request
+from pathlib import Path
+from typing import IO, Any
+
+ROOT = Path(__file__).resolve().parents[2]
+PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
+SERVED = "smollm2"  # the name the default model is served under
+CONTEXT = 2048  # max_model_len, as the vLLM tier's engine (tests/vllm)
+KV_CACHE_BYTES = 1 << 30  # ample for 2,048-token rows of a 135M model; the in-process engine takes 4 GiB
+GUARD = "localjudge.engines.vllm.guard:RepeatGuard"  # = localjudge.engines.vllm.judge.GUARD (no vLLM import here)
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def command(model_dir: Path, port: int, *, eager: bool = False, backend: str = "guidance",
+            guard: bool = True) -> list[str]:
+    """The server's start line, configured as `VLLMJudge.load` configures its engine."""
+    line = [str(PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
+            "--served-model-name", SERVED, "--host", "127.0.0.1", "--port", str(port),
+            "--max-model-len", str(CONTEXT), "--seed", "0", "--dtype", "auto", "--enable-prefix-caching",
+            "--max-logprobs", "20", "--kv-cache-memory-bytes", str(KV_CACHE_BYTES),
+            "--structured-outputs-config", json.dumps({"backend": backend})]
+    if guard:
+        line += ["--logits-processors", GUARD]
+    if eager:
+        line.append("--enforce-eager")
+    return line
+
+
+class VLLMServer:
+    """One vLLM server process group; `url` is its OpenAI-compatible base URL.
+
+    `dev_mode` turns on vLLM's ``/server_info`` page (``VLLM_SERVER_DEV_MODE=1``), from which
+    the server engine reads the grammar backend and the logits processors."""
+
+    def __init__(self, model_dir: Path, log_path: Path, *, port: int | None = None, eager: bool = False,
+                 dev_mode: bool = True, **options: Any) -> None:
+        self.port = port or free_port()
+        self.line = command(model_dir, self.port, eager=eager, **options)
+        self.log_path, self.dev_mode = log_path, dev_mode
+        self.process: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> None:
+        # torch.compile must run: without TORCHDYNAMO_DISABLE (tests/conftest.py sets it)
+        env = {k: v for k, v in os.environ.items() if k != "TORCHDYNAMO_DISABLE"}
+        # VLLM_USE_AOT_COMPILE=0: vLLM 0.32's CPU build cannot load its own AOT-compiled model back
+        # ("'function' object has no attribute 'finalize_loading'") and compiles again at every
+        # start (~170 s here); its older compile cache loads (a warm start ~60 s, a cold one ~150 s)
+        env.update(HF_HUB_OFFLINE="1", VLLM_SERVER_DEV_MODE="1" if self.dev_mode else "0", VLLM_USE_AOT_COMPILE="0")
+        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in `stop`/`kill`
+        self.process = subprocess.Popen(self.line, stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+                                        start_new_session=True)
+
+    def wait_ready(self, timeout: float) -> float:
+        """Seconds until ``/v1/models`` answers; raises with the log's end if the server exits
+        or `timeout` passes first."""
+        assert self.process is not None
+        start = time.monotonic()
+        while time.monotonic() - start < timeout:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"the vLLM server exited during start-up (code {self.process.returncode}):\n"
+                                   f"{self.log_tail()}")
+            try:
+                with urllib.request.urlopen(f"{self.url}/models", timeout=2):
+                    return time.monotonic() - start
+            except OSError:
+                time.sleep(1.0)
+        raise RuntimeError(f"the vLLM server did not answer within {timeout:.0f} s:\n{self.log_tail()}")
+
+    def log_tail(self, lines: int = 30) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return ""
+
+    def kill(self) -> None:
+        """SIGKILL the server and its engine process at once (a crash: nothing is shut down)."""
+        self._signal(signal.SIGKILL, wait=30)
+
+    def stop(self) -> None:
+        """SIGTERM (vLLM shuts down), then SIGKILL whatever is left after 30 s."""
+        if self._signal(signal.SIGTERM, wait=30):
+            self._signal(signal.SIGKILL, wait=30)
+
+    def _signal(self, sig: int, wait: float) -> bool:
+        """Send `sig` to the group; True when some of it is still running after `wait` s."""
+        if self.process is None:
+            return False
+        try:
+            os.killpg(self.process.pid, sig)
+        except ProcessLookupError:
+            pass
+        try:
+            self.process.wait(timeout=wait)
+        except subprocess.TimeoutExpired:
+            return True
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:  # the engine-core child may outlive the API server briefly
+            try:
+                os.killpg(self.process.pid, 0)
+            except ProcessLookupError:
+                break
+            time.sleep(0.2)
+        else:
+            return True
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+        return False

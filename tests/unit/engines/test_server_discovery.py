@@ -1,0 +1,130 @@
+"""What the server engine reads of a server's grammar setup into the judge's identity, against the
+in-process fake server: vLLM's dev-mode ``/server_info`` (backend, logits processors) and the
+grammar probe's logprobs (whitespace allowed between JSON tokens or not). The probe replies are
+shaped as vLLM 0.32's CPU server answered them (docs/servers.md): masked tokens at -9999."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from localjudge.engines.server import ServerJudge
+from localjudge.engines.server.dialects import GUARD, GUARD_ARG
+from localjudge.engines.server.discovery import PROBE_PROMPT, PROBE_TOKENS
+from localjudge.repetition import MAX_REPEAT_WORDS
+from tests.unit.engines.fake_server import FakeServer, ok_reply, serving
+
+MASKED = -9999.0
+# vLLM 0.32, SmolLM2, localjudge's spec (x-guidance: compact): one allowed token at most positions
+COMPACT = [("{\"", {"{\"": 0.0, "<reponame>": MASKED, " ": MASKED}), ("ver", {"ver": 0.0, "\n": MASKED}),
+           ("dict", {"dict": 0.0}), ("\":\"", {"\":\"": 0.0, " \"": MASKED}),
+           ("yes", {"yes": -0.44, "no": -1.57, "y": -2.44, "\n": MASKED}), ("\"}", {"\"}": 0.0, "\n": MASKED})]
+# the same schema where the backend ignores x-guidance: whitespace tokens allowed after "{"
+FREE = [("{", {"{": -0.23, "{\"": -1.6, "\"": MASKED}), ("\n ", {"\n ": -0.84, "\n": -1.34, " \"": -6.84}),
+        (" \"", {" \"": 0.0, "\n   ": -11.44}), ("ver", {"ver": 0.0})]
+
+
+def probe_reply(positions: list[tuple[str, dict[str, float]]]) -> Any:
+    logprobs = {"tokens": [t for t, _ in positions], "top_logprobs": [top for _, top in positions],
+                "token_logprobs": [0.0] * len(positions), "text_offset": []}
+    return lambda path, body: ok_reply(path, body, text="".join(t for t, _ in positions), logprobs=logprobs)
+
+
+class CharTokenizer:
+    """One token per character; a plain template."""
+
+    def apply_chat_template(self, chat: list[dict[str, str]], **_: Any) -> str:
+        return "".join(f"<{m['role']}>{m['content']}" for m in chat) + "<assistant>"
+
+    def __call__(self, text: str, add_special_tokens: bool = False) -> Any:
+        from types import SimpleNamespace
+
+        return SimpleNamespace(input_ids=[ord(c) for c in text])
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with serving() as srv:
+        yield srv
+
+
+def judge_on(srv: FakeServer, **options: Any) -> ServerJudge:
+    return ServerJudge(srv.url, **{"backoff": 0.0, **options})
+
+
+def info(backend: str = "guidance", processors: list[str] | None = None) -> dict[str, Any]:
+    return {"vllm_config": {"structured_outputs_config": {"backend": backend, "disable_any_whitespace": False},
+                            "model_config": {"logits_processors": processors}}, "vllm_env": {}}
+
+
+def test_the_server_info_page_gives_the_backend_and_the_repetition_guard(server: FakeServer) -> None:
+    server.server_info = info("guidance", [GUARD])
+    judge = judge_on(server)
+    assert judge.grammar.backend == "guidance" and judge.grammar.repeat_guard
+    assert f":greedy+repeat-guard-{MAX_REPEAT_WORDS}+ctx-4096+server-template" in judge.identity
+    assert "+grammar-" not in judge.identity
+    server.server_info = info("xgrammar", None)
+    other = judge_on(server)
+    assert other.identity.endswith(":greedy+ctx-4096+grammar-xgrammar+server-template")
+
+
+def test_without_the_page_nothing_is_claimed(server: FakeServer) -> None:
+    judge = judge_on(server)  # no /server_info (no dev mode), a probe reply without logprobs
+    assert judge.grammar.backend is None and judge.grammar.free_whitespace is None
+    assert not judge.grammar.repeat_guard and judge.identity.endswith(":vllm-0.32.0:greedy+ctx-4096+server-template")
+
+
+def test_the_probe_finds_whitespace_the_grammar_lets_through(server: FakeServer,
+                                                             caplog: pytest.LogCaptureFixture) -> None:
+    server.probe = probe_reply(COMPACT)
+    assert judge_on(server).grammar.free_whitespace is False
+    server.probe = probe_reply(FREE)
+    with caplog.at_level(logging.WARNING):
+        judge = judge_on(server)
+    assert judge.grammar.free_whitespace is True and "+json-whitespace" in judge.identity
+    assert "whitespace between JSON tokens" in caplog.text and '"backend": "guidance"' in caplog.text
+
+
+def test_the_probe_is_one_small_request_in_the_judges_own_dialect(server: FakeServer) -> None:
+    server.probe = probe_reply(COMPACT)
+    judge_on(server, tokenizer=CharTokenizer())
+    [body] = server.probes()
+    assert body["prompt"] == [ord(c) for c in CharTokenizer().apply_chat_template(PROBE_PROMPT)]
+    assert body["max_tokens"] == PROBE_TOKENS and body["logprobs"] == 20 and body["temperature"] == 0
+    assert body["structured_outputs"]["json"]["x-guidance"]["whitespace_flexible"] is False
+    assert not server.posts()
+    for kind in ("sglang", "llama-cpp", "ollama", "openai"):  # only vLLM's logprobs are read after the mask
+        server.kind = kind
+        judge_on(server)
+        assert len(server.probes()) == 1, kind
+
+
+def test_a_failed_probe_measures_nothing_and_is_not_fatal(server: FakeServer, caplog: pytest.LogCaptureFixture) -> None:
+    server.probe = lambda path, body: {"error": "bad"}  # a reply of another shape
+    assert judge_on(server).grammar.free_whitespace is None
+    server.probe = lambda path, body: (400, {"error": {"message": "logprobs 20 exceeds max_logprobs 5"}})
+    with caplog.at_level(logging.WARNING):
+        judge = judge_on(server)
+    assert judge.grammar.free_whitespace is None and "+json-whitespace" not in judge.identity
+    assert "the grammar probe of 127.0.0.1" in caplog.text and "max_logprobs 5" in caplog.text
+
+
+def test_every_vllm_request_switches_the_repetition_guard_on(server: FakeServer) -> None:
+    from localjudge.engines.vllm import judge as vllm_judge  # light: vLLM itself is imported only on load
+
+    assert (GUARD, GUARD_ARG) == (vllm_judge.GUARD, vllm_judge.GUARD_ARG)
+    judge = judge_on(server)
+    from pydantic import BaseModel
+
+    class Claims(BaseModel):
+        claims: list[str]
+
+    judge.generate([[{"role": "user", "content": "x"}]], [Claims], max_new_tokens=8)
+    [(_, body)] = server.posts()
+    assert body["vllm_xargs"] == {GUARD_ARG: True}
+    server.kind = "sglang"
+    judge_on(server).generate([[{"role": "user", "content": "x"}]], [Claims], max_new_tokens=8)
+    assert "vllm_xargs" not in server.posts()[-1][1]
