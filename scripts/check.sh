@@ -60,42 +60,36 @@ run_tier() {  # run_tier NAME PYTEST-COMMAND...: time it; "no tests selected" (e
     return "$code"
 }
 
+# run_if_set_up NAME NEEDS MISSING PYTEST-COMMAND...: a tier that needs a set-up of its own (the
+# file NEEDS, which MISSING says how to make): without it, a note, or an error if it was asked for
+run_if_set_up() {
+    local name=$1 needs=$2 missing=$3
+    shift 3
+    if [ -x "$needs" ]; then
+        run_tier "$name" "$@"
+    elif [ "$asked" -gt 0 ]; then
+        echo "check.sh: $missing: cannot run the $name tier" >&2
+        exit 1
+    else
+        echo "check.sh: $missing: the $name tier did not run" >&2
+    fi
+}
+
 for tier in "${chosen[@]}"; do
     case $tier in
         vllm)
-            if [ -x .venv-vllm/bin/python ]; then
-                run_tier vllm .venv-vllm/bin/python -m pytest tests -m vllm -p no:cacheprovider --durations=20 \
-                    ${extra[@]+"${extra[@]}"}
-            elif [ "$asked" -gt 0 ]; then
-                echo "check.sh: no .venv-vllm (scripts/setup_vllm.sh builds it): cannot run the vLLM tier" >&2
-                exit 1
-            else
-                echo "check.sh: no .venv-vllm (scripts/setup_vllm.sh builds it): the vLLM tier did not run" >&2
-            fi
+            run_if_set_up vllm .venv-vllm/bin/python "no .venv-vllm (scripts/setup_vllm.sh builds it)" \
+                .venv-vllm/bin/python -m pytest tests -m vllm -p no:cacheprovider --durations=20 ${extra[@]+"${extra[@]}"}
             ;;
         server)  # -rP: the start times and agreement the tests print
-            if [ -x .venv-vllm/bin/python ]; then
-                run_tier server .venv-vllm/bin/python -m pytest tests/server -p no:cacheprovider --durations=20 -rP \
-                    ${extra[@]+"${extra[@]}"}
-            elif [ "$asked" -gt 0 ]; then
-                echo "check.sh: no .venv-vllm (scripts/setup_vllm.sh builds it): cannot run the server tier" >&2
-                exit 1
-            else
-                echo "check.sh: no .venv-vllm (scripts/setup_vllm.sh builds it): the server tier did not run" >&2
-            fi
+            run_if_set_up server .venv-vllm/bin/python "no .venv-vllm (scripts/setup_vllm.sh builds it)" \
+                .venv-vllm/bin/python -m pytest tests/server -p no:cacheprovider --durations=20 -rP \
+                ${extra[@]+"${extra[@]}"}
             ;;
         differential)  # -m differential: inside the tier a missing Node folder fails instead of skipping
-            if [ -x tests/differential/node/node_modules/.bin/node ]; then
-                run_tier differential .venv/bin/python -m pytest tests/differential -m differential --durations=20 \
-                    ${extra[@]+"${extra[@]}"}
-            elif [ "$asked" -gt 0 ]; then
-                echo "check.sh: no tests/differential/node (scripts/setup_node.sh sets it up): cannot run the" \
-                    "differential tier" >&2
-                exit 1
-            else
-                echo "check.sh: no tests/differential/node (scripts/setup_node.sh sets it up): the differential" \
-                    "tier did not run" >&2
-            fi
+            run_if_set_up differential tests/differential/node/node_modules/.bin/node \
+                "no tests/differential/node (scripts/setup_node.sh sets it up)" \
+                .venv/bin/python -m pytest tests/differential -m differential --durations=20 ${extra[@]+"${extra[@]}"}
             ;;
         *)
             run_tier "$tier" .venv/bin/python -m pytest "tests/$tier" --durations=20 ${extra[@]+"${extra[@]}"}
