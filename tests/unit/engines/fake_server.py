@@ -19,10 +19,14 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from types import SimpleNamespace
+from typing import TYPE_CHECKING, Any
 
 from localjudge.engines.server.discovery import PROBE_USER
 from localjudge.scoring.versioning import example_of
+
+if TYPE_CHECKING:
+    from localjudge.engines.server import ServerJudge
 
 ANSWER = '{"verdict":"yes"}'
 # Each kind's page that shows what it is (the engine's `PROBES`), and what the page holds.
@@ -176,3 +180,20 @@ def serving(port: int = 0) -> Iterator[FakeServer]:
     finally:
         srv.shutdown()
         srv.server_close()
+
+
+def judge_on(srv: FakeServer, **options: Any) -> ServerJudge:
+    """A server engine on `srv`, retrying without waiting."""
+    from localjudge.engines.server import ServerJudge
+
+    return ServerJudge(srv.url, **{"backoff": 0.0, **options})
+
+
+class CharTokenizer:
+    """Stand-in for a model's tokenizer: a plain chat template, one token per character."""
+
+    def apply_chat_template(self, chat: list[dict[str, str]], **_: Any) -> str:
+        return "".join(f"<{m['role']}>{m['content']}" for m in chat) + "<assistant>"
+
+    def __call__(self, text: str, add_special_tokens: bool = False) -> SimpleNamespace:
+        return SimpleNamespace(input_ids=[ord(c) for c in text])

@@ -6,16 +6,14 @@ shaped as vLLM 0.32's CPU server answered them (docs/servers.md): masked tokens 
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
-from localjudge.engines.server import ServerJudge
 from localjudge.engines.server.dialects import GUARD, GUARD_ARG
 from localjudge.engines.server.discovery import PROBE_PROMPT, PROBE_TOKENS
 from localjudge.repetition import MAX_REPEAT_WORDS
-from tests.unit.engines.fake_server import FakeServer, ok_reply, serving
+from tests.unit.engines.fake_server import CharTokenizer, FakeServer, judge_on, ok_reply
 
 MASKED = -9999.0
 # vLLM 0.32, SmolLM2, localjudge's spec (x-guidance: compact): one allowed token at most positions
@@ -31,28 +29,6 @@ def probe_reply(positions: list[tuple[str, dict[str, float]]]) -> Any:
     logprobs = {"tokens": [t for t, _ in positions], "top_logprobs": [top for _, top in positions],
                 "token_logprobs": [0.0] * len(positions), "text_offset": []}
     return lambda path, body: ok_reply(path, body, text="".join(t for t, _ in positions), logprobs=logprobs)
-
-
-class CharTokenizer:
-    """One token per character; a plain template."""
-
-    def apply_chat_template(self, chat: list[dict[str, str]], **_: Any) -> str:
-        return "".join(f"<{m['role']}>{m['content']}" for m in chat) + "<assistant>"
-
-    def __call__(self, text: str, add_special_tokens: bool = False) -> Any:
-        from types import SimpleNamespace
-
-        return SimpleNamespace(input_ids=[ord(c) for c in text])
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with serving() as srv:
-        yield srv
-
-
-def judge_on(srv: FakeServer, **options: Any) -> ServerJudge:
-    return ServerJudge(srv.url, **{"backoff": 0.0, **options})
 
 
 def info(backend: str = "guidance", processors: list[str] | None = None) -> dict[str, Any]:

@@ -13,9 +13,7 @@ import logging
 import math
 import time
 from collections import deque
-from collections.abc import Iterator
-from types import SimpleNamespace
-from typing import Any, Literal
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel
@@ -23,7 +21,7 @@ from pydantic import BaseModel
 from localjudge.engines import EngineOptionError, load_judge
 from localjudge.engines.server import ServerJudge
 from localjudge.judge import Judge
-from tests.unit.engines.fake_server import ANSWER, FakeServer, ok_reply, serving
+from tests.unit.engines.fake_server import ANSWER, CharTokenizer, FakeServer, judge_on, ok_reply
 
 SECRET = "sk-test-do-not-leak-7f3a"
 
@@ -36,28 +34,8 @@ class Claims(BaseModel):
     claims: list[str]
 
 
-class TinyTokenizer:
-    """Stand-in for a model's tokenizer: a plain chat template, one token per character."""
-
-    def apply_chat_template(self, chat: list[dict[str, str]], **_: Any) -> str:
-        return "".join(f"<{m['role']}>{m['content']}" for m in chat) + "<assistant>"
-
-    def __call__(self, text: str, add_special_tokens: bool = False) -> SimpleNamespace:
-        return SimpleNamespace(input_ids=[ord(c) for c in text])
-
-
 def prompt(text: str = "judge this") -> list[dict[str, str]]:
     return [{"role": "system", "content": "You judge."}, {"role": "user", "content": text}]
-
-
-@pytest.fixture
-def server() -> Iterator[FakeServer]:
-    with serving() as srv:
-        yield srv
-
-
-def judge_on(srv: FakeServer, **options: Any) -> ServerJudge:
-    return ServerJudge(srv.url, **{"backoff": 0.0, **options})
 
 
 # --- each dialect -------------------------------------------------------------------------------
@@ -79,7 +57,7 @@ def test_each_dialect_gets_its_request_and_its_answer_back(server: FakeServer, k
     server.kind = kind
     if kind not in ("vllm", "sglang"):  # llama-server's context comes from /props; Ollama's is not listed
         server.models = [{"id": "judge-model", "meta": {"n_ctx_train": 8192}}]
-    judge = judge_on(server, tokenizer=TinyTokenizer() if tokens else None)
+    judge = judge_on(server, tokenizer=CharTokenizer() if tokens else None)
     assert isinstance(judge, Judge) and judge.kind == kind
     out = judge.generate([prompt()], [Verdict], max_new_tokens=64)
     assert out[0].text == ANSWER and out[0].finished and out[0].error is None and out[0].new_tokens == 5
@@ -88,7 +66,7 @@ def test_each_dialect_gets_its_request_and_its_answer_back(server: FakeServer, k
     assert sent_path == path and body["model"] == "judge-model"
     schema = Verdict.model_json_schema()
     if tokens:  # localjudge's own template, as token ids
-        assert body["prompt"] == TinyTokenizer()(TinyTokenizer().apply_chat_template(prompt())).input_ids
+        assert body["prompt"] == CharTokenizer()(CharTokenizer().apply_chat_template(prompt())).input_ids
         assert "messages" not in body
     else:
         assert body["messages"] == prompt() and "prompt" not in body
@@ -112,7 +90,7 @@ def test_each_dialect_gets_its_request_and_its_answer_back(server: FakeServer, k
 
 
 def test_no_logprobs_are_asked_for_an_answer_without_labels(server: FakeServer) -> None:
-    judge = judge_on(server, tokenizer=TinyTokenizer())
+    judge = judge_on(server, tokenizer=CharTokenizer())
     judge.generate([prompt()], [Claims], max_new_tokens=8)
     [(_, body)] = server.posts()
     assert "logprobs" not in body and "top_logprobs" not in body
@@ -123,7 +101,7 @@ def test_a_given_server_kind_is_trusted_and_chat_only_kinds_refuse_token_ids(ser
     assert judge_on(server).kind == "openai"
     assert judge_on(server, server_kind="vllm").identity.endswith(":vllm:greedy+ctx-4096+server-template")
     with pytest.raises(ValueError, match="takes chat messages, not token ids"):
-        judge_on(server, tokenizer=TinyTokenizer())
+        judge_on(server, tokenizer=CharTokenizer())
     with pytest.raises(ValueError, match="server_kind must be one of"):
         judge_on(server, server_kind="tgi")
 
@@ -207,7 +185,7 @@ def test_a_cut_off_answer_is_reported_unfinished(server: FakeServer) -> None:
 
 def test_a_prompt_longer_than_the_context_is_unscored_before_any_request(server: FakeServer) -> None:
     server.models = [{"id": "judge-model", "max_model_len": 60}]
-    judge = judge_on(server, tokenizer=TinyTokenizer())
+    judge = judge_on(server, tokenizer=CharTokenizer())
     out = judge.generate([prompt("x" * 100), prompt("y")], [Verdict, Verdict], max_new_tokens=16)
     assert out[0].error_kind == "too_long" and out[1].text == ANSWER
     assert len(server.posts()) == 1
@@ -244,7 +222,7 @@ def test_label_probabilities_are_read_from_completion_logprobs(server: FakeServe
     tops[4] = {"yes": math.log(0.75), "no": math.log(0.25), "maybe": -9999.0}
     lp = {"tokens": tokens, "token_logprobs": [0.0] * 6, "top_logprobs": tops, "text_offset": []}
     server.answer = lambda path, body: ok_reply(path, body, logprobs=lp)
-    [out] = judge_on(server, tokenizer=TinyTokenizer()).generate([prompt()], [Verdict], max_new_tokens=16)
+    [out] = judge_on(server, tokenizer=CharTokenizer()).generate([prompt()], [Verdict], max_new_tokens=16)
     assert out.label_probs == ({"no": 0.25, "yes": 0.75},)
 
 
