@@ -9,13 +9,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build
 start=$SECONDS
+names=(setup setup_vllm setup_node)
 pids=()
-for name in setup setup_vllm setup_node; do
+for name in "${names[@]}"; do
     bash "scripts/$name.sh" >"build/$name.log" 2>&1 &
     pids+=("$!")
 done
 failed=0
-names=(setup setup_vllm setup_node)
 for i in "${!pids[@]}"; do
     if wait "${pids[$i]}"; then
         echo "setup_tests.sh: ${names[$i]}.sh done (build/${names[$i]}.log)"

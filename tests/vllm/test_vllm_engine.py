@@ -35,10 +35,6 @@ SCORERS = ("hallucination", "faithfulness", "toxicity")
 # vLLM as users run it, compiled: without the conftest's TORCHDYNAMO_DISABLE (which would make
 # VLLMJudge.load fall back to eager mode)
 ENGINE_ENV = {k: v for k, v in os.environ.items() if k != "TORCHDYNAMO_DISABLE"}
-# vLLM 0.32's CPU build cannot load its own AOT-compiled model back, so it compiles again on every
-# start; without AOT its compile cache works: the server tier's two starts after this one reuse it
-# (the same model, context and compile options), ~60 s each instead of ~150 (docs/servers.md).
-AOT = {"VLLM_USE_AOT_COMPILE": "0"}
 CONTEXT = 2048  # the engine's max_model_len: room for every example row, a small KV cache
 # Scores equal to the transformers engine's (float32 there, bf16 here) on the example file: at
 # least this many of 24 (8 rows x 3 scorers); measured: 22 (docs/engines.md).
@@ -78,8 +74,10 @@ def test_the_cli_scores_a_file_on_vllm_with_each_accelerate_rank_on_its_own_engi
 def vllm_judge(model_dir: Path) -> Iterator[VLLMJudge]:
     with pytest.MonkeyPatch.context() as patch:  # vLLM's processes take the environment at start
         patch.delenv("TORCHDYNAMO_DISABLE", raising=False)
-        for name, value in AOT.items():
-            patch.setenv(name, value)
+        # vLLM 0.32's CPU build cannot load its own AOT-compiled model back and compiles again on
+        # every start; without AOT its compile cache works: the server tier's two starts after this
+        # one reuse it (same model, context, compile options): ~60 s each, not ~150 (docs/servers.md)
+        patch.setenv("VLLM_USE_AOT_COMPILE", "0")
         judge = VLLMJudge.load(model_dir, max_context=CONTEXT)
     yield judge
     judge.close()  # now, not at interpreter exit (where its log lines would meet closed streams)
