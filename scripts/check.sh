@@ -24,6 +24,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 TIERS=(unit differential engines model families vllm server)
+# A run of several tiers runs them in two lanes side by side (2 cores: the vLLM compile and the
+# 135M model's decoding are each mostly one core's work; docs/development.md "CI time by tier").
+# Lane A's tests run single-threaded (OMP_NUM_THREADS=1); lane B's vLLM binds its own threads.
+# CHECK_SERIAL=1: one tier after another, output streamed, as a single tier always runs.
+LANE_A=(unit differential engines model families)
+LANE_B=(vllm server)
 chosen=()
 while [ "$#" -gt 0 ] && [[ "$1" != -* ]]; do
     case " ${TIERS[*]} " in
@@ -39,10 +45,11 @@ extra=("$@")
 .venv/bin/ruff check localjudge tests scripts examples benchmarks
 .venv/bin/mypy localjudge
 
-timings=()
+LOGS=$(mktemp -d)  # each tier's log (lanes), the tiers' times, what one tier hands the next
+trap 'rm -rf "$LOGS"' EXIT
 if [ -z "${LOCALJUDGE_TIER_OUT:-}" ]; then  # what one tier hands the next (the vLLM tier's scores)
-    LOCALJUDGE_TIER_OUT=$(mktemp -d)
-    trap 'rm -rf "$LOCALJUDGE_TIER_OUT"' EXIT
+    LOCALJUDGE_TIER_OUT=$LOGS/handover
+    mkdir -p "$LOCALJUDGE_TIER_OUT"
 fi
 export LOCALJUDGE_TIER_OUT
 run_tier() {  # run_tier NAME PYTEST-COMMAND...: time it; "no tests selected" (exit 5) is not a failure
@@ -55,7 +62,7 @@ run_tier() {  # run_tier NAME PYTEST-COMMAND...: time it; "no tests selected" (e
         echo "check.sh: tier $name selected no tests"
         code=0
     fi
-    timings+=("$name: ${took} s")
+    echo "$name: ${took} s" >>"$LOGS/timings"
     echo "check.sh: tier $name: ${took} s (exit $code)"
     return "$code"
 }
@@ -69,31 +76,63 @@ run_if_set_up() {
         run_tier "$name" "$@"
     elif [ "$asked" -gt 0 ]; then
         echo "check.sh: $missing: cannot run the $name tier" >&2
-        exit 1
+        return 1
     else
         echo "check.sh: $missing: the $name tier did not run" >&2
     fi
 }
 
-for tier in "${chosen[@]}"; do
+# each tier's own pytest options: its 20 slowest tests; no shared cache (lanes run side by side)
+pytest_opts=(-p no:cacheprovider --durations=20)
+tier() {  # tier NAME: run one tier
+    local tier=$1
     case $tier in
         vllm)
             run_if_set_up vllm .venv-vllm/bin/python "no .venv-vllm (scripts/setup_vllm.sh builds it)" \
-                .venv-vllm/bin/python -m pytest tests -m vllm -p no:cacheprovider --durations=20 ${extra[@]+"${extra[@]}"}
+                .venv-vllm/bin/python -m pytest tests -m vllm "${pytest_opts[@]}" ${extra[@]+"${extra[@]}"}
             ;;
         server)  # -rP: the start times and agreement the tests print
             run_if_set_up server .venv-vllm/bin/python "no .venv-vllm (scripts/setup_vllm.sh builds it)" \
-                .venv-vllm/bin/python -m pytest tests/server -p no:cacheprovider --durations=20 -rP \
-                ${extra[@]+"${extra[@]}"}
+                .venv-vllm/bin/python -m pytest tests/server "${pytest_opts[@]}" -rP ${extra[@]+"${extra[@]}"}
             ;;
         differential)  # -m differential: inside the tier a missing Node folder fails instead of skipping
             run_if_set_up differential tests/differential/node/node_modules/.bin/node \
                 "no tests/differential/node (scripts/setup_node.sh sets it up)" \
-                .venv/bin/python -m pytest tests/differential -m differential --durations=20 ${extra[@]+"${extra[@]}"}
+                .venv/bin/python -m pytest tests/differential -m differential "${pytest_opts[@]}" ${extra[@]+"${extra[@]}"}
             ;;
         *)
-            run_tier "$tier" .venv/bin/python -m pytest "tests/$tier" --durations=20 ${extra[@]+"${extra[@]}"}
+            run_tier "$tier" .venv/bin/python -m pytest "tests/$tier" "${pytest_opts[@]}" ${extra[@]+"${extra[@]}"}
             ;;
     esac
-done
-echo "check.sh: wall time by tier: $(IFS=';'; echo "${timings[*]}" | sed 's/;/, /g')"
+}
+
+lane() {  # lane TIER...: the chosen ones of these tiers one after another, each tier's log printed
+    # whole when it ends; stops at a failing tier
+    local t
+    for t in "$@"; do
+        case " ${chosen[*]} " in *" $t "*) ;; *) continue ;; esac
+        local code=0
+        tier "$t" >"$LOGS/$t.log" 2>&1 || code=$?
+        flock "$LOGS/print" cat "$LOGS/$t.log"
+        [ "$code" -eq 0 ] || return "$code"
+    done
+}
+
+code=0
+if [ "${#chosen[@]}" -gt 1 ] && [ "${CHECK_SERIAL:-0}" != 1 ]; then
+    start=$SECONDS
+    echo "check.sh: two lanes side by side: [${LANE_A[*]}] and [${LANE_B[*]}]; each tier's log when it ends"
+    OMP_NUM_THREADS=1 lane "${LANE_A[@]}" &
+    a=$!
+    lane "${LANE_B[@]}" &
+    b=$!
+    wait "$a" || code=$?
+    wait "$b" || code=$?
+    echo "lanes (wall): $((SECONDS - start)) s" >>"$LOGS/timings"
+else
+    for t in "${chosen[@]}"; do
+        tier "$t" || { code=$?; break; }
+    done
+fi
+echo "check.sh: wall time by tier: $(paste -sd ';' "$LOGS/timings" 2>/dev/null | sed 's/;/, /g')"
+exit "$code"

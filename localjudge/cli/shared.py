@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from localjudge.engines import ENGINES, FLAGS, EngineOptionError, check_engine, load_judge, rank_gpus
+from localjudge.engines import ENGINES, FLAGS, EngineOptionError, check_engine, load_judge, rank_cpus, rank_gpus
 from localjudge.engines.server import KINDS
 from localjudge.evaluation import Columns, ScorerSummary
 from localjudge.judge import FakeJudge, Judge
@@ -142,6 +142,21 @@ def set_threads(threads: int | None, engine: str = "transformers") -> None:
     torch.set_num_threads(threads)
 
 
+def rank_threads(engine: str) -> None:
+    """A data-parallel rank on a machine without GPUs (`accelerate launch` sets LOCAL_RANK and
+    LOCAL_WORLD_SIZE) gets its own share of the cores: vLLM's engine binds to them (by default every
+    rank's engine binds the first cores, and the ranks wait on each other), torch takes that many
+    threads. Not when the cores are fewer than the ranks, nor where the binding is already set."""
+    cores = rank_cpus(int(os.environ.get("LOCAL_RANK", "0")), int(os.environ.get("LOCAL_WORLD_SIZE", "1")),
+                      os.sched_getaffinity(0))
+    if not cores:
+        return
+    if engine == "vllm":
+        os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", ",".join(map(str, cores)))
+    else:
+        set_threads(len(cores), engine)
+
+
 def engine_options(args: argparse.Namespace) -> dict[str, Any]:
     """The engine options the flags set (only those given), checked against the chosen engine:
     a flag of another engine, a missing --model or --base-url is a user error, before any model
@@ -173,6 +188,8 @@ def build_judge(args: argparse.Namespace, device: str | None = None) -> Judge:
     if args.engine == "vllm":  # vLLM's log lines to stderr, at the CLI's level: stdout keeps the results
         os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
         os.environ.setdefault("VLLM_LOGGING_LEVEL", "DEBUG" if getattr(args, "debug", False) else "WARNING")
+    if device == "cpu" and args.engine != "server" and not args.threads:
+        rank_threads(args.engine)
     if device is not None and args.engine != "server":  # a server's GPUs are its own
         if args.engine != "vllm":
             options["device_map"] = device

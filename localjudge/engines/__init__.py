@@ -8,8 +8,8 @@ sub-folders `transformers/` (own decode loop, KV and prefix caches, row grammars
 `server/` (a running inference server over HTTP).
 """
 
-from localjudge.engines.choice import EngineOptionError, check_engine, load_judge, rank_gpus
+from localjudge.engines.choice import EngineOptionError, check_engine, load_judge, rank_cpus, rank_gpus
 from localjudge.engines.options import ENGINE_OPTIONS, ENGINES, FLAGS, OPTIONS
 
 __all__ = ["ENGINES", "ENGINE_OPTIONS", "FLAGS", "OPTIONS", "EngineOptionError", "check_engine", "load_judge",
-           "rank_gpus"]
+           "rank_cpus", "rank_gpus"]

@@ -10,6 +10,7 @@ engine has none).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -77,3 +78,13 @@ def rank_gpus(local_rank: int, per_rank: int, visible: str | None) -> str:
                              f"{len(devices)} are visible ({visible})")
         return ",".join(devices[start:start + per_rank])
     return ",".join(str(i) for i in range(start, start + per_rank))
+
+
+def rank_cpus(local_rank: int, local_world: int, allowed: Iterable[int]) -> list[int]:
+    """The CPU cores of one data-parallel rank on a machine without GPUs: its consecutive, equal
+    share of `allowed` (this process's cores), so that the ranks' engines do not bind the same
+    cores (vLLM's CPU build binds every engine to the first cores it sees). Empty when there are
+    more ranks than cores: the ranks then share them."""
+    cores = sorted(allowed)
+    share = len(cores) // local_world if local_world > 0 else 0
+    return cores[local_rank * share:(local_rank + 1) * share] if share else []

@@ -13,7 +13,7 @@ import pytest
 
 from localjudge.cli.main import main
 from localjudge.cli.sweep import load_config
-from localjudge.engines.choice import EngineOptionError, check_engine, rank_gpus
+from localjudge.engines.choice import EngineOptionError, check_engine, rank_cpus, rank_gpus
 
 
 @pytest.mark.parametrize(("engine", "option", "owner"), [
@@ -95,3 +95,29 @@ def test_each_data_parallel_rank_gets_its_own_gpus(rank: int, per_rank: int, vis
 def test_a_rank_without_enough_gpus_is_refused() -> None:
     with pytest.raises(ValueError, match="rank 1 needs GPUs 2..3 but only 3 are visible"):
         rank_gpus(1, 2, "0,1,2")
+
+
+@pytest.mark.parametrize(("rank", "world", "allowed", "cores"), [
+    (0, 2, {0, 1}, [0]),
+    (1, 2, {0, 1}, [1]),
+    (1, 2, {4, 5, 6, 7, 8}, [6, 7]),  # equal shares: the odd core is left over
+    (0, 1, {3, 1}, [1, 3]),
+    (1, 3, {0, 1}, []),  # more ranks than cores: they share
+])
+def test_each_cpu_data_parallel_rank_gets_its_own_cores(rank: int, world: int, allowed: set[int],
+                                                        cores: list[int]) -> None:
+    assert rank_cpus(rank, world, allowed) == cores
+
+
+def test_a_cpu_rank_binds_vllm_to_its_own_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    from localjudge.cli import shared
+
+    monkeypatch.delenv("VLLM_CPU_OMP_THREADS_BIND", raising=False)
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    monkeypatch.setattr(shared.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    shared.rank_threads("vllm")
+    assert shared.os.environ["VLLM_CPU_OMP_THREADS_BIND"] == "2,3"
+    monkeypatch.setenv("VLLM_CPU_OMP_THREADS_BIND", "0")  # the user's binding stays
+    shared.rank_threads("vllm")
+    assert shared.os.environ["VLLM_CPU_OMP_THREADS_BIND"] == "0"
