@@ -45,7 +45,7 @@ from localjudge.scorers import (
     toxicity_scorer,
     trajectory_accuracy_scorer,
 )
-from localjudge.scoring import JudgeStep, Scorer, UnscorableError, create_scorer
+from localjudge.scoring import JudgeStep, Scorer, UnscorableError, create_scorer, not_scorable
 
 if TYPE_CHECKING:
     from localjudge.bench import run_bench
@@ -92,6 +92,7 @@ __all__ = [
     "hallucination_scorer",
     "multi_turn_judge_scorer",
     "noise_sensitivity_scorer",
+    "not_scorable",
     "prompt_alignment_scorer",
     "rubric_scorer",
     "run_bench",

@@ -16,10 +16,12 @@ from localjudge.text_safety import safe_value
 #   step_error      a user-written step, prompt or score function raised, or gave a bad value
 #   copied_example  the judge's answer replays the step's worked example (see `localjudge.scoring.copying`)
 #   target_failed   `run_evals`: the target raised, so there was no output to judge
+#   not_scorable    not a failure: a step returned `not_scorable(reason)` (Mastra's `notScorable()`), the
+#                   run has nothing for this scorer to judge; counted apart from failures everywhere
 ErrorKind = Literal["invalid_run", "too_long", "judge_failed", "invalid_output", "unscorable", "step_error",
-                    "copied_example", "target_failed"]
+                    "copied_example", "target_failed", "not_scorable"]
 ERROR_KINDS: tuple[ErrorKind, ...] = ("invalid_run", "too_long", "judge_failed", "invalid_output", "unscorable",
-                                      "step_error", "copied_example", "target_failed")
+                                      "step_error", "copied_example", "target_failed", "not_scorable")
 # Kinds that may pass on the next run (another limit, a free GPU): never stored for resuming.
 TRANSIENT_ERRORS: frozenset[ErrorKind] = frozenset({"too_long", "judge_failed"})
 
@@ -29,7 +31,9 @@ class ScoreResult:
     """The outcome of scoring one run, with every step's output and prompt kept for audit.
 
     A run that could not be judged is *unscored*: `score` is None, `error` says why and
-    `raw_output` holds the judge's text that failed, if any. Never a guessed score.
+    `raw_output` holds the judge's text that failed, if any. Never a guessed score. An unscored
+    run is either a failure (`failed`) or *not scorable* (`not_scorable`: a step declared that
+    the run has nothing for this scorer to judge; `error` then holds the step and its reason).
 
     Attributes:
         run_id: The run's id, if it had one.
@@ -82,6 +86,17 @@ class ScoreResult:
     def scored(self) -> bool:
         """True when the run got a score."""
         return self.score is not None
+
+    @property
+    def not_scorable(self) -> bool:
+        """True when a step declared the run not scorable (`not_scorable(reason)`): no score, and
+        not a failure either."""
+        return self.error_kind == "not_scorable"
+
+    @property
+    def failed(self) -> bool:
+        """True when the run is unscored for a failure (any unscored run that is not `not_scorable`)."""
+        return self.score is None and not self.not_scorable
 
     def to_dict(self) -> dict[str, Any]:
         """A plain, JSON-serialisable dict of every field."""

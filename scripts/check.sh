@@ -15,6 +15,13 @@
 #   differential  tests/differential: Mastra's published scorers (Node.js) beside localjudge's on the
 #             same judge answers, where scripts/setup_node.sh set up tests/differential/node;
 #             without it, skipped with a note (an error if asked for)
+#   ray       tests/ray: `localjudge score --ray` on a local Ray cluster the tier starts, where
+#             scripts/setup_ray.sh installed the ray extra; without it, skipped with a note (an
+#             error if asked for)
+#   storage   tests/storage: a Mastra app's stored runs (a LibSQL file, a PostgreSQL server the tier
+#             starts) scored and read back through Mastra's storage API, where scripts/setup_node.sh
+#             and scripts/setup_postgres.sh set it up; without them, skipped with a note (an error if
+#             asked for)
 #
 #   bash scripts/check.sh                   # lint, types, every tier
 #   bash scripts/check.sh unit              # lint, types and the unit tier only: no model runs
@@ -23,13 +30,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-TIERS=(unit differential engines model families vllm server)
-# A run of several tiers runs them in two lanes side by side (2 cores: the vLLM compile and the
-# 135M model's decoding are each mostly one core's work; docs/development.md "CI time by tier").
-# Lane A's tests run single-threaded (OMP_NUM_THREADS=1); lane B's vLLM binds its own threads.
-# CHECK_SERIAL=1: one tier after another, output streamed, as a single tier always runs.
-LANE_A=(unit differential engines model families)
-LANE_B=(vllm server)
+TIERS=(unit differential engines model families ray vllm server storage)
+# A run of several tiers runs them in two lanes side by side, single-threaded (OMP_NUM_THREADS=1;
+# vLLM binds its own): on 2 cores the vLLM compile and the 135M model's decoding are each mostly
+# one core's work (docs/development.md "CI time by tier"). The vLLM tier hands the server tier its
+# scores, so they share a lane. CHECK_SERIAL=1: one tier after another, output streamed, as a
+# single tier always runs.
+LANE_A=(unit model families ray)
+LANE_B=(vllm server storage differential engines)
 chosen=()
 while [ "$#" -gt 0 ] && [[ "$1" != -* ]]; do
     case " ${TIERS[*]} " in
@@ -95,6 +103,15 @@ tier() {  # tier NAME: run one tier
             run_if_set_up server .venv-vllm/bin/python "no .venv-vllm (scripts/setup_vllm.sh builds it)" \
                 .venv-vllm/bin/python -m pytest tests/server "${pytest_opts[@]}" -rP ${extra[@]+"${extra[@]}"}
             ;;
+        ray)  # -m ray: inside the tier a missing ray fails instead of skipping
+            run_if_set_up ray .venv/bin/ray "no ray in .venv (scripts/setup_ray.sh installs it)" \
+                .venv/bin/python -m pytest tests/ray -m ray "${pytest_opts[@]}" ${extra[@]+"${extra[@]}"}
+            ;;
+        storage)  # -m storage: inside the tier a missing PostgreSQL or psycopg fails instead of skipping
+            run_if_set_up storage tests/differential/node/node_modules/.bin/node \
+                "no tests/differential/node (scripts/setup_node.sh sets it up)" \
+                .venv/bin/python -m pytest tests/storage -m storage "${pytest_opts[@]}" ${extra[@]+"${extra[@]}"}
+            ;;
         differential)  # -m differential: inside the tier a missing Node folder fails instead of skipping
             run_if_set_up differential tests/differential/node/node_modules/.bin/node \
                 "no tests/differential/node (scripts/setup_node.sh sets it up)" \
@@ -122,7 +139,8 @@ code=0
 if [ "${#chosen[@]}" -gt 1 ] && [ "${CHECK_SERIAL:-0}" != 1 ]; then
     start=$SECONDS
     echo "check.sh: two lanes side by side: [${LANE_A[*]}] and [${LANE_B[*]}]; each tier's log when it ends"
-    OMP_NUM_THREADS=1 lane "${LANE_A[@]}" &
+    export OMP_NUM_THREADS=1
+    lane "${LANE_A[@]}" &
     a=$!
     lane "${LANE_B[@]}" &
     b=$!

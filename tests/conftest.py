@@ -9,11 +9,16 @@
 - tests/vllm/ (`vllm`): the vLLM engine end to end, in .venv-vllm.
 - tests/differential/ (`differential`): Mastra's published scorers (Node.js, tests/differential/node,
   set up by scripts/setup_node.sh) beside localjudge's on the same judge answers.
+- tests/storage/ (`storage`): a Mastra app's storage (a LibSQL file and a PostgreSQL server the tier
+  starts) scored by localjudge, the scores read back through Mastra's own storage API.
+- tests/ray/ (`ray`): `localjudge score --ray` on a local Ray cluster the tier starts (the ray extra,
+  scripts/setup_ray.sh): the same file as without Ray, actors killed, runs interrupted and resumed.
 - tests/server/ (`server`): the server engine against a real vLLM server that the tier starts
   from .venv-vllm (`localjudge score --engine server`, a server killed mid-run, resume).
 
-`pytest tests/unit` (or `pytest -m "not slow and not vllm and not server and not differential"`) runs the
-unit tier alone;
+`pytest tests/unit` (or `pytest -m "not slow and not vllm and not server and not differential and not storage and
+not ray"`)
+runs the unit tier alone;
 scripts/check.sh runs each tier as its own step. A marker written on a test still counts (a
 `vllm` test in tests/unit runs in the vLLM tier too).
 """
@@ -36,7 +41,7 @@ DEFAULT_MODEL = ROOT / "models" / "smollm2-135m-instruct"
 EXAMPLES = ROOT / "examples"
 # The folder of a test -> the marker it gets: `-m "not slow"` keeps the unit tier (and vLLM's).
 FOLDER_MARKERS = {"engines": "slow", "model": "slow", "families": "slow", "vllm": "vllm", "server": "server",
-                  "differential": "differential"}
+                  "differential": "differential", "storage": "storage", "ray": "ray"}
 
 os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")  # no kernel compile warm-up in tests
 

@@ -155,8 +155,9 @@ def _heading(result: BenchResult) -> str:
 
 
 def _counts(result: BenchResult) -> str:
+    apart = f", {result.not_scorable} not scorable" if result.not_scorable else ""
     return (f"{result.rows} rows ({result.positives} labeled 1), {result.scored} scored, "
-            f"{result.unscored} unscored.")
+            f"{result.unscored} unscored{apart}.")
 
 
 def _rows_used(identity: dict[str, Any]) -> str:

@@ -167,9 +167,13 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int
     for name, by_row in baselines.items():
         series[name] = ([by_row[i] for i in kept], [labels[i] for i in kept])
     table = measure(series, baselines, judged, n_boot, seed) if kept else []
-    unscored = len(results) - len(kept)
-    reasons = Counter((r.error or "")[:100] for r in results if not r.scored)
+    unscored = sum(r.failed for r in results)
+    not_scorable = sum(r.not_scorable for r in results)
+    reasons = Counter((r.error or "")[:100] for r in results if r.failed)
     notes = _notes(scorer.positive, len(results), unscored, judged, shortcut, has_prob, table)
+    if not_scorable:
+        notes.append(f"{not_scorable} of {len(results)} rows are not scorable (a step of the scorer declared them "
+                     "so: not failures); every figure leaves them out.")
     sources = count_claim_sources(results, samples)
     if sources.get("claims"):
         notes.append(f"Claims ({sources['claims']} on {sources['rows']} rows): {sources.get('from output', 0)} "
@@ -187,7 +191,7 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int
         lambda scores, y: _estimate(roc_auc, scores, y, n_boot, seed))
     result = BenchResult(bench.name, scorer.name, f"{scorer.version}@{scorer.prompt_hash}", scorer.positive,
                          len(results), sum(labels), len(kept), unscored, dict(reasons.most_common(5)), table,
-                         notes, series, sources, calibrated, routes)
+                         notes, series, sources, calibrated, routes, not_scorable)
     return result, evaluation.dataset
 
 

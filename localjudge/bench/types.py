@@ -99,6 +99,7 @@ class BenchResult:
     claim_sources: dict[str, int] = field(default_factory=dict)  # claim scorers: claims by where their words come from
     calibration: dict[str, Calibration] = field(default_factory=dict)  # judge score name -> its calibration
     routes: list[RouteRow] = field(default_factory=list)  # claim scorers: each route alone
+    not_scorable: int = 0  # rows a step declared not scorable: not failures, left out like them
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

@@ -13,6 +13,9 @@ imported by the `judge` fixture, the first time a test asks for it.
 - `assert_score`, `assert_scores`, `assert_result`: fail with the score, the bound, the claims,
   each verdict with its reason, the reason and the judge's identity. An unscored run always fails.
 - `scored`: many runs in one `run_batch` (one judge call per judge step for all of them).
+- ``localjudge_compat``: session fixture, ``--localjudge-compat`` (``localjudge``, the default, or
+  ``mastra``): pass it on, ``build_scorer(name, judge, compat=localjudge_compat)``, to run a suite
+  on Mastra 1.10.2's numbers (docs/mastra-parity.md).
 
 Nothing else is batched behind your back: only the runs of one `scored` / `assert_scores` call
 share judge calls. To batch parametrized cases, score their runs once in a module-scoped fixture.
@@ -32,7 +35,7 @@ from localjudge.engines import ENGINES, EngineOptionError, load_judge
 from localjudge.engines.server import KINDS, ServerError
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
-from localjudge.scoring import Scorer
+from localjudge.scoring import COMPATS, Scorer
 
 ENV_MODEL = "LOCALJUDGE_MODEL"
 # The server engine's options, each a ``--localjudge-<name>`` flag: (option, metavar, type, help).
@@ -59,6 +62,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help='"auto" (the default: float32 on CPU, the checkpoint\'s dtype on GPU), "bfloat16", ...')
     group.addoption("--localjudge-max-context", metavar="TOKENS", type=int, default=None,
                     help="longest prompt + answer (default: the model's declared length)")
+    group.addoption("--localjudge-compat", metavar="COMPAT", default="localjudge", choices=COMPATS,
+                    help="the `localjudge_compat` fixture: localjudge (the default) or mastra (Mastra 1.10.2's "
+                         "numbers, for scorers built with compat=localjudge_compat)")
     for name, metavar, kind, text in SERVER_OPTIONS:
         group.addoption(f"--localjudge-{name.replace('_', '-')}", metavar=metavar, type=kind, default=None,
                         help=text, choices=KINDS if name == "server_kind" else None)
@@ -85,6 +91,13 @@ def judge(pytestconfig: pytest.Config) -> Judge:
                     f"{engine}: {error}", pytrace=False)
     except ServerError as error:
         pytest.fail(f"the `judge` fixture's server: {error}", pytrace=False)
+
+
+@pytest.fixture(scope="session")
+def localjudge_compat(pytestconfig: pytest.Config) -> str:
+    """``--localjudge-compat``: ``"localjudge"`` (the default) or ``"mastra"``, for
+    ``build_scorer(..., compat=localjudge_compat)``."""
+    return str(pytestconfig.getoption("localjudge_compat"))
 
 
 def scored(scorer: Scorer, runs: Sequence[Mapping[str, Any]]) -> list[ScoreResult]:
@@ -132,7 +145,8 @@ def _describe(scorer: Scorer, result: ScoreResult) -> str:
     judges = [scorer.judge] + [getattr(s, "judge", None)
                                for s in (scorer.preprocess_step, scorer.analyze_step, scorer.reason_step)]
     identities = sorted({j.identity for j in judges if j is not None}) or ["(none)"]
-    lines = [f"  scorer: {scorer.name} (0 to {scorer.scale:g}; high = {scorer.positive})",
+    compat = "; compat=mastra" if scorer.compat.mastra else ""
+    lines = [f"  scorer: {scorer.name} (0 to {scorer.scale:g}; high = {scorer.positive}{compat})",
              f"  judge: {' + '.join(identities)}",
              f"  run: {result.run_id}"]
     lines += _step_lines("claims", "preprocess", result.preprocess_step_result, str)

@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.cli import shared
+from localjudge.cli.cluster import add_ray_flags, check_ray_flags, score_on_ray
+from localjudge.cli.mastra import add_mastra_flags, run_mastra_score
 from localjudge.cli.outputs import check_output_file, hold_run
 from localjudge.cli.shared import (
     Bars,
@@ -46,9 +48,18 @@ from localjudge.scorers import SCORERS, needs_judge
 
 
 def run_score(args: argparse.Namespace) -> int:
+    if (args.data is None) == (args.mastra_store is None):
+        raise CliError("give --data FILE or --mastra-store URL (one of them)")
+    if args.mastra_store is not None and args.ray is not None:
+        raise CliError("--ray scores a --data file; --mastra-store runs are scored without it")
+    if args.mastra_store is not None:
+        return run_mastra_score(args)
+    if args.mastra_experiment or args.mastra_agent or args.mastra_trace or args.mastra_since or args.mastra_until \
+            or args.mastra_sample is not None or args.mastra_unscored:
+        raise CliError("the --mastra-* selectors need --mastra-store URL")
     names = parse_scorers(args.scorer)
     options = parse_scorer_options(args.scorer_option, names)
-    check_scorers([(name, args.scale, args.mode) for name in names], options)  # before the model loads
+    check_scorers([(name, args.scale, args.mode) for name in names], options, compat=args.compat)  # before the model
     judged = any(needs_judge(name, mode=args.mode, options=options.get(name)) for name in names)
     check_numbers(args, engine=judged)  # code scorers and checks alone: no model, so no --model needed
     if args.out:
@@ -60,12 +71,15 @@ def run_score(args: argparse.Namespace) -> int:
     rows_to_runs(to_dataset(dataset).select(range(1)), columns)  # bad data fails before the model loads
     check_result_columns(dataset.column_names, names)
     rank, world = distributed_rank()
+    check_ray_flags(args, world)
     if world > 1 and not args.out:
         raise CliError("a data-parallel run needs --out (the ranks merge their results into it)")
     logs = Path(f"{args.out}.progress") if args.out and not args.no_resume else scratch_dir(args.out) if world > 1 \
         else None  # what the run shares with others on this --out: one run at a time (its ranks together)
     lock = hold_run(logs, f"--out {args.out}", world) if logs else None
     try:
+        if args.ray is not None:
+            return report(args, score_on_ray(args, names, options, dataset, columns, judged), names)
         return _score(args, names, options, dataset, columns, rank, world, judged)
     finally:
         if lock is not None:
@@ -87,7 +101,7 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
     judge = shared.build_judge(args, device=distributed_device() if world > 1 else None) if judged else None
     if judge is None:
         print("judge: none (every scorer is model-free)", file=sys.stderr)
-    scorers = build_scorers(names, judge, args.scale, args.mode, options)
+    scorers = build_scorers(names, judge, args.scale, args.mode, options, compat=args.compat)
     bars = Bars(len(dataset) if world == 1 else -(-len(dataset) // world), not args.quiet)
     try:
         result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store,
@@ -108,6 +122,11 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
         result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store)
         if args.no_resume:
             shutil.rmtree(scratch_dir(args.out), ignore_errors=True)
+    return report(args, result, names)
+
+
+def report(args: argparse.Namespace, result: Evaluation, names: Sequence[str]) -> int:
+    """The run's rows written to --out (or printed) and its summary table."""
     if args.out:
         write_table(result.dataset, args.out)
         print(f"wrote {len(result.dataset)} rows to {args.out}", file=sys.stderr)
@@ -126,7 +145,8 @@ def print_rows(result: Evaluation, names: Sequence[str]) -> None:
     for row in result.dataset:
         for name in names:
             score, error = row[f"{name}_score"], row[f"{name}_error"]
-            shown = f"{score:g}" if score is not None else f"unscored ({error})"
+            unscored = "not scorable" if row[f"{name}_error_kind"] == "not_scorable" else "unscored"
+            shown = f"{score:g}" if score is not None else f"{unscored} ({error})"
             reason = row[f"{name}_reason"] or ""
             print(f"[{decode_cell(row.get('run_id', ''))}] {name}: {shown}  {reason}".rstrip())
 
@@ -188,16 +208,19 @@ def add_score_parser(sub: Any) -> None:
     )
     add_model_flags(score)
     score.add_argument("--scorer", required=True, help=f"comma-separated: {', '.join(SCORERS)}")
-    score.add_argument("--data", required=True, metavar="FILE",
-                       help="JSONL, JSON, CSV, parquet, or a saved HF dataset folder")
+    score.add_argument("--data", default=None, metavar="FILE",
+                       help="JSONL, JSON, CSV, parquet, or a saved HF dataset folder (or --mastra-store)")
     score.add_argument("--out", default=None, metavar="FILE", help="write results (.jsonl or .parquet)")
     score.add_argument("--batch-size", type=int, default=8, help="rows per judge call (default: 8)")
     score.add_argument("--scale", type=float, default=1.0, help="scores lie in [0, scale] (default: 1)")
     shared.add_mode_flag(score)
+    shared.add_compat_flag(score)
     add_scorer_option_flag(score)
     score.add_argument("--limit", type=int, default=None, help="score only the first N rows")
     score.add_argument("--no-resume", action="store_true",
                        help="do not read or write OUT.progress/ (a data-parallel run exchanges its ranks' rows "
                             "through OUT.ranks/, removed at the end)")
     add_column_flags(score)
+    add_ray_flags(score)
+    add_mastra_flags(score)
     score.set_defaults(func=run_score)

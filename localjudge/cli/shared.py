@@ -17,7 +17,7 @@ from localjudge.engines.server import KINDS
 from localjudge.evaluation import Columns, ScorerSummary
 from localjudge.judge import FakeJudge, Judge
 from localjudge.scorers import MODES, build_scorer, get_scorer_factory, scorer_options
-from localjudge.scoring import Scorer, check_scale
+from localjudge.scoring import COMPATS, Scorer, check_scale
 
 
 class CliError(Exception):
@@ -107,7 +107,8 @@ def parse_scorers(text: str) -> list[str]:
 def check_numbers(args: argparse.Namespace, *, engine: bool = True) -> None:
     """Numeric flags are checked before the model loads; the engine's flags too, unless `engine`
     is False (no scorer of the run needs a judge: no model is loaded)."""
-    check_scale(args.scale)
+    if not (getattr(args, "compat", "localjudge") == "mastra" and args.scale == 0):  # Mastra reads 0: its scorers
+        check_scale(args.scale)
     if args.batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {args.batch_size}")
     if args.limit is not None and args.limit < 1:
@@ -211,8 +212,16 @@ ScorerOptions = dict[str, dict[str, Any]]  # scorer name -> its factory's option
 
 
 def build_scorers(names: Sequence[str], judge: Judge | None, scale: float, mode: str = "pipeline",
-                  options: Mapping[str, Mapping[str, Any]] | None = None) -> list[Scorer]:
-    return [build_scorer(name, judge, scale=scale, mode=mode, options=(options or {}).get(name)) for name in names]
+                  options: Mapping[str, Mapping[str, Any]] | None = None, *,
+                  compat: str = "localjudge") -> list[Scorer]:
+    return [build_scorer(name, judge, scale=scale, mode=mode, options=(options or {}).get(name), compat=compat)
+            for name in names]
+
+
+def add_compat_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--compat", choices=COMPATS, default="localjudge",
+                        help="mastra: the scores Mastra 1.10.2's code gives where localjudge deliberately differs "
+                             "(docs/mastra-parity.md), kept apart from the default's in the resume log")
 
 
 def add_scorer_option_flag(parser: argparse.ArgumentParser) -> None:
@@ -263,7 +272,7 @@ def parse_scorer_options(items: Sequence[str], chosen: Sequence[str],
 
 
 def check_scorers(specs: Sequence[tuple[str, float, str]], options: Mapping[str, Mapping[str, Any]],
-                  where: str = "--scorer-option") -> None:
+                  where: str = "--scorer-option", *, compat: str = "localjudge") -> None:
     """Build each (name, scale, mode) scorer with its options on a judge that is never called,
     so an unknown or missing option, a bad value or a mode a scorer lacks fails before any model
     loads. An option that takes a Python function (`get_context`) cannot come from a flag or a
@@ -274,7 +283,7 @@ def check_scorers(specs: Sequence[tuple[str, float, str]], options: Mapping[str,
         for key in given:
             if key in known and "Callable" in str(known[key].annotation):
                 raise CliError(f"{where} {name}.{key}: takes a Python function; build the scorer in Python instead")
-        build_scorer(name, FakeJudge({}), scale=scale, mode=mode, options=given)
+        build_scorer(name, FakeJudge({}), scale=scale, mode=mode, options=given, compat=compat)
 
 
 def add_mode_flag(parser: argparse.ArgumentParser) -> None:
@@ -309,10 +318,11 @@ class Bars:
 def summary_rows(summary: dict[str, ScorerSummary]) -> list[dict[str, Any]]:
     rows = []
     for s in summary.values():
-        fresh = s.scored + s.unscored - s.resumed
+        fresh = s.scored + s.unscored + s.not_scorable - s.resumed
         rows.append({
             "scorer": s.scorer, "mean_score": s.mean_score, "mean_prob_score": s.mean_prob_score,
-            "scored": s.scored, "unscored": s.unscored, "resumed": s.resumed, "seconds": s.seconds,
+            "scored": s.scored, "unscored": s.unscored, "not_scorable": s.not_scorable, "resumed": s.resumed,
+            "seconds": s.seconds,
             "rows_per_s": round(fresh / s.seconds, 3) if s.seconds and fresh else None,
             "tokens_per_s": round(s.new_tokens / s.seconds, 1) if s.seconds and fresh else None,
         })

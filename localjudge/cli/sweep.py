@@ -29,11 +29,16 @@ A dataset entry may set `input_col`, `output_col`, `context_col`, `id_col`, `lim
 mode, options}`; `scorer_options` gives a scorer's options by its name (the keywords of its
 factory, as `--scorer-option`), for every entry of that scorer, and an entry's own `options`
 override them. Every cell is resumable (`<out_dir>/<model>/<dataset>/<scorer>.jsonl`, or
-`<scorer>-<mode>.jsonl` for a direct mode, plus its `.progress/` log); entries of one scorer and
+`<scorer>-<mode>.jsonl` for a direct mode, plus its `.progress/` log). `compat: mastra` (top level,
+or an entry's own `compat`) scores as `localjudge score --compat mastra` does. Entries of one scorer and
 mode (two rubrics) get a file each, named by what differs (`rubric-criteria-1a2b3c4d.jsonl`,
 `toxicity-scale-10.jsonl`). Two cells that would still write one file (the same entry twice, two
 datasets of one name) are refused before any model loads, as is an `out_dir` that cannot be
 written. The combined summary is written to `<out_dir>/summary.csv` and `summary.md`.
+
+`ray: true` (or a mapping: `address`, `judges`, `gpus_per_judge`, `cpus_per_judge`, as `localjudge
+score --ray`'s flags) scores every cell on a Ray cluster (docs/ray.md): one Ray session for the
+sweep, each cell's actors loading the model entry's judge; the files and logs are the same.
 """
 
 from __future__ import annotations
@@ -45,18 +50,22 @@ import hashlib
 import json
 import re
 import sys
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from localjudge.cli.cluster import sweep_cell_on_ray, sweep_ray
 from localjudge.cli.outputs import check_output_dir, check_output_file, hold_run
 from localjudge.cli.shared import Bars, check_scorers, check_threads, markdown_table, set_threads, summary_rows
+from localjudge.cluster import JudgeSpec, ScorerSpec, ray_session
 from localjudge.engines import OPTIONS, check_engine, load_judge
 from localjudge.evaluation import Columns, ResultStore, evaluate, read_table, write_table
 from localjudge.scorers import build_scorer
+from localjudge.scoring import check_compat
 
 MODEL_KEYS = {"name", "path", "engine", "threads"} | set().union(*OPTIONS.values())
 CELL_KEYS = {"name", "path", "input_col", "output_col", "context_col", "id_col", "limit", "batch_size", "scorers"}
-SCORER_KEYS = {"name", "scale", "mode", "options"}
+SCORER_KEYS = {"name", "scale", "mode", "options", "compat"}
 _PLAIN = re.compile(r"[A-Za-z0-9._+-]{1,24}")  # an option value short and safe enough to name a file by
 
 
@@ -100,6 +109,12 @@ def load_config(path: str | Path) -> dict[str, Any]:
                              f"{sorted(unknown)} (known: {', '.join(sorted(SCORER_KEYS))})")
         if isinstance(entry, dict) and not isinstance(entry.get("options", {}), dict):
             raise ValueError(f"{p}: scorer entry {entry!r}: 'options' must be a mapping ({{criteria: [...]}})")
+    for where, holder in [("compat", config), *((f"scorer entry {e!r}: compat", e) for e in config["scorers"]
+                                                 if isinstance(e, dict))]:
+        try:
+            check_compat(holder.get("compat", "localjudge"))
+        except ValueError as error:
+            raise ValueError(f"{p}: {where}: {error}") from None
     options = config.setdefault("scorer_options", {})
     names = [_scorer_spec(e)[0] for e in config["scorers"]]
     if not isinstance(options, dict) or not all(isinstance(o, dict) for o in options.values()):
@@ -109,6 +124,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
         if name not in names:
             raise ValueError(f"{p}: scorer_options names {name!r}, which is not in 'scorers' ({', '.join(names)})")
     config.setdefault("out_dir", str(p.with_suffix("")) + "-results")
+    sweep_ray(config, str(p))
     return config
 
 
@@ -150,6 +166,7 @@ class ScorerEntry:
     mode: str
     options: dict[str, Any]
     stem: str
+    compat: str = "localjudge"
 
 
 def scorer_entries(config: dict[str, Any]) -> list[ScorerEntry]:
@@ -162,7 +179,10 @@ def scorer_entries(config: dict[str, Any]) -> list[ScorerEntry]:
         name, scale, mode = _scorer_spec(raw)
         own = raw.get("options", {}) if isinstance(raw, dict) else {}
         options = {**config["scorer_options"].get(name, {}), **own}
-        entries.append(ScorerEntry(name, scale, mode, options, name if mode == "pipeline" else f"{name}-{mode}"))
+        compat = raw.get("compat", config.get("compat", "localjudge")) if isinstance(raw, dict) \
+            else config.get("compat", "localjudge")
+        entries.append(ScorerEntry(name, scale, mode, options, name if mode == "pipeline" else f"{name}-{mode}",
+                                   compat))
     for base in {e.stem for e in entries}:
         group = [i for i, e in enumerate(entries) if e.stem == base]
         if len(group) < 2:
@@ -170,10 +190,11 @@ def scorer_entries(config: dict[str, Any]) -> list[ScorerEntry]:
         keys = sorted({key for i in group for key in entries[i].options})
         differs = [k for k in keys if len({_label(entries[i].options.get(k, _DEFAULT)) for i in group}) > 1]
         scales = len({entries[i].scale for i in group}) > 1
+        compats = len({entries[i].compat for i in group}) > 1
         for i in group:
             entry = entries[i]
             parts = [f"scale-{entry.scale:g}"] * scales + [f"{k}-{_label(entry.options.get(k, _DEFAULT))}"
-                                                           for k in differs]
+                                                           for k in differs] + [f"compat-{entry.compat}"] * compats
             entries[i] = dataclasses.replace(entry, stem="-".join([base, *parts]))
     stems = [e.stem for e in entries]
     for i, stem in enumerate(stems):
@@ -232,20 +253,49 @@ def run_sweep(args: argparse.Namespace) -> int:
         raise ValueError(f"{args.config}: {error}") from None
     for entry in entries:  # before any model loads
         check_scorers([(entry.name, entry.scale, entry.mode)], {entry.name: entry.options},
-                      where=f"{args.config}: scorer options of {entry.stem}")
+                      where=f"{args.config}: scorer options of {entry.stem}", compat=entry.compat)
+    if sweep_ray(config, args.config) is not None:  # every model's path, before Ray starts
+        for model in config["models"]:
+            _judge_spec(model).check()
     with hold_run(out_dir, f"out_dir {out_dir}"):
         return _sweep(args, config, entries)
+
+
+def _judge_spec(model: dict[str, Any]) -> JudgeSpec:
+    """What a sweep on Ray hands its actors to load a model entry's judge."""
+    return JudgeSpec(model.get("path"), model.get("engine", "transformers"), _engine_options(model))
 
 
 def _sweep(args: argparse.Namespace, config: dict[str, Any], entries: list[ScorerEntry]) -> int:
     """`run_sweep` once its config is checked and its out_dir held: each model, then its cells."""
     out_dir = Path(config["out_dir"])
     table: list[dict[str, Any]] = []
+    on_ray = sweep_ray(config, args.config)
+    with ray_session(on_ray.get("address")) if on_ray is not None else nullcontext():
+        _cells(args, config, entries, table, on_ray)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with (out_dir / "summary.csv").open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(table[0]))
+        writer.writeheader()
+        writer.writerows(table)
+    (out_dir / "summary.md").write_text(markdown_table(table) + "\n", encoding="utf-8")
+    print(markdown_table(table))
+    print(f"wrote {out_dir / 'summary.csv'} and summary.md", file=sys.stderr)
+    return 0
+
+
+def _cells(args: argparse.Namespace, config: dict[str, Any], entries: list[ScorerEntry], table: list[dict[str, Any]],
+           on_ray: dict[str, Any] | None) -> None:
+    """Each model, then its cells, one summary row per cell into `table`; on Ray (`on_ray`: the
+    config's `ray:`) each cell's actors load the model instead of this process."""
+    out_dir = Path(config["out_dir"])
     for model in config["models"]:
         model_name = _model_name(model)
         engine = model.get("engine", "transformers")
-        set_threads(model.get("threads"), engine)
-        judge = load_judge(model.get("path"), engine=engine, **_engine_options(model))  # heavy: the engine loads here
+        judge = None
+        if on_ray is None:
+            set_threads(model.get("threads"), engine)
+            judge = load_judge(model.get("path"), engine=engine, **_engine_options(model))  # heavy: the engine loads
         for data in config["datasets"]:
             data_name = _data_name(data)
             dataset = read_table(data["path"])
@@ -258,26 +308,24 @@ def _sweep(args: argparse.Namespace, config: dict[str, Any], entries: list[Score
                 if wanted and entry.name not in wanted:
                     continue
                 out = out_dir / model_name / data_name / f"{entry.stem}.jsonl"
-                scorer = build_scorer(entry.name, judge, scale=entry.scale, mode=entry.mode, options=entry.options)
                 bars = Bars(len(dataset), not args.quiet)
                 try:
                     batch_size = int(data.get("batch_size", config.get("batch_size", 8)))
-                    result = evaluate(dataset, [scorer], batch_size=batch_size,
-                                      columns=columns, store=ResultStore(f"{out}.progress"), progress=bars)
+                    store = ResultStore(f"{out}.progress")
+                    if on_ray is not None:  # the cell's actors load the judge
+                        spec = ScorerSpec(entry.name, entry.scale, entry.mode, entry.options, entry.compat)
+                        result = sweep_cell_on_ray(on_ray, _judge_spec(model), dataset, spec, columns=columns,
+                                                   batch_size=batch_size, store=store, progress=bars)
+                    else:
+                        scorer = build_scorer(entry.name, judge, scale=entry.scale, mode=entry.mode,
+                                              options=entry.options, compat=entry.compat)
+                        result = evaluate(dataset, [scorer], batch_size=batch_size, columns=columns, store=store,
+                                          progress=bars)
                 finally:
                     bars.close()
                 write_table(result.dataset, out)
                 for row in summary_rows(result.summary):
                     table.append({"model": model_name, "dataset": data_name, **row, "file": str(out)})
-    out_dir.mkdir(parents=True, exist_ok=True)
-    with (out_dir / "summary.csv").open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(table[0]))
-        writer.writeheader()
-        writer.writerows(table)
-    (out_dir / "summary.md").write_text(markdown_table(table) + "\n", encoding="utf-8")
-    print(markdown_table(table))
-    print(f"wrote {out_dir / 'summary.csv'} and summary.md", file=sys.stderr)
-    return 0
 
 
 def add_sweep_parser(sub: Any) -> None:

@@ -53,7 +53,8 @@ class Columns:
 
 @dataclass(frozen=True)
 class ScorerSummary:
-    """Aggregate figures of one scorer over an evaluation."""
+    """Aggregate figures of one scorer over an evaluation: `scored`, `unscored` (failures) and
+    `not_scorable` (runs a step declared not scorable, not failures) add up to the rows."""
 
     scorer: str
     mean_score: float | None
@@ -64,6 +65,7 @@ class ScorerSummary:
     seconds: float
     new_tokens: int
     oom_backoffs: int = 0
+    not_scorable: int = 0
 
 
 @dataclass(frozen=True)
@@ -151,10 +153,15 @@ def evaluate(
     runs = rows_to_runs(dataset, columns)
     indices = [i for i in range(len(runs)) if shard is None or i % shard[1] == shard[0]]
     results, summary, samples = _score_all(runs, scorers, batch_size, store, indices, progress)
+    return Evaluation(with_results(dataset.select(indices) if shard else dataset, results), summary, results, samples)
+
+
+def with_results(dataset: Dataset, results: Mapping[str, Sequence[ScoreResult]]) -> Dataset:
+    """`dataset` plus six columns per scorer from one result per row: what `evaluate` returns."""
     columns_out: dict[str, list[Any]] = {}
     for name, scored in results.items():
-        columns_out.update(_result_columns(name, scored))
-    return Evaluation(_attach(dataset.select(indices) if shard else dataset, columns_out), summary, results, samples)
+        columns_out.update(_result_columns(name, list(scored)))
+    return _attach(dataset, columns_out)
 
 
 def score_runs(
@@ -244,18 +251,26 @@ def _score(
             store.append(store_now)
         if progress:
             progress(scorer.name, len(batch))
-    scored = [results[i] for i in indices if results[i].scored]
+    return results, samples, summarize(scorer.name, [results[i] for i in indices], resumed=resumed,
+                                       seconds=time.perf_counter() - start, new_tokens=tokens, oom_backoffs=backoffs[0])
+
+
+def summarize(name: str, results: Sequence[ScoreResult], *, resumed: int, seconds: float, new_tokens: int,
+              oom_backoffs: int = 0) -> ScorerSummary:
+    """One scorer's figures over its results (one per row)."""
+    scored = [r for r in results if r.scored]
     probs = [r.prob_score for r in scored if r.prob_score is not None]
-    return results, samples, ScorerSummary(
-        scorer=scorer.name,
+    return ScorerSummary(
+        scorer=name,
         mean_score=round(sum(r.score for r in scored) / len(scored), 4) if scored else None,  # type: ignore[misc]
         mean_prob_score=round(sum(probs) / len(probs), 4) if probs else None,
         scored=len(scored),
-        unscored=len(indices) - len(scored),
+        unscored=sum(r.failed for r in results),
         resumed=resumed,
-        seconds=round(time.perf_counter() - start, 3),
-        new_tokens=tokens,
-        oom_backoffs=backoffs[0],
+        seconds=round(seconds, 3),
+        new_tokens=new_tokens,
+        oom_backoffs=oom_backoffs,
+        not_scorable=sum(r.not_scorable for r in results),
     )
 
 

@@ -40,13 +40,20 @@ TEXT_FIELDS = ("input", "output", "context")  # always in the key
 def result_key(scorer_key: str, sample: Sample, shown: Iterable[str] = ()) -> str:
     """Content hash of a scorer identity and the texts it judges: the input, output and context,
     and the other fields the scorer shows its judge (`Scorer.shown_fields`: ground truth, tool
-    calls...), so a changed reference answer is judged again."""
-    extra = {name: _plain(getattr(sample, name)) for name in sorted(set(shown) - set(TEXT_FIELDS))}
+    calls...) and the fields of the run as given its own steps read (``raw.<key>``), so a changed
+    reference answer or request context is judged again."""
+    extra = {name: _plain(_shown(sample, name)) for name in sorted(set(shown) - set(TEXT_FIELDS))}
     payload = json.dumps(
         [scorer_key, sample.run_id, sample.input, sample.output, sample.context] + ([extra] if extra else []),
-        ensure_ascii=False,
+        ensure_ascii=False, default=str,
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _shown(sample: Sample, name: str) -> Any:
+    """A field the key holds: a `Sample` field, or ``raw.<key>``, a key of the run as given that
+    the scorer's own steps read (`Sample.raw`)."""
+    return sample.raw.get(name[4:]) if name.startswith("raw.") else getattr(sample, name)
 
 
 def _plain(value: Any) -> Any:
@@ -112,7 +119,8 @@ class ResultStore:
     def append(self, records: Iterable[tuple[str, ScoreResult]]) -> None:
         """Append results and force them to disk before returning."""
         lines = "".join(
-            json.dumps({"format": RECORD_FORMAT, "key": key, "result": result.to_dict()}, ensure_ascii=False) + "\n"
+            json.dumps({"format": RECORD_FORMAT, "key": key, "result": _nan_as_text(result.to_dict())},
+                       ensure_ascii=False) + "\n"
             for key, result in records
         )
         if not lines:
@@ -144,7 +152,17 @@ def _record(line: str) -> tuple[str, dict[str, Any]] | str | None:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return value == NAN or isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+# A NaN score (only compat="mastra" gives one: Mastra's own NaN) is the string "NaN" in the log: JSON has
+# no NaN, and null is an unscored run.
+NAN = "NaN"
+_SCORES = ("score", "prob_score")
+
+
+def _nan_as_text(data: dict[str, Any]) -> dict[str, Any]:
+    return {k: NAN if k in _SCORES and isinstance(v, float) and math.isnan(v) else v for k, v in data.items()}
 
 
 def _well_formed(result: Any) -> bool:
@@ -163,5 +181,6 @@ def _well_formed(result: Any) -> bool:
 
 
 def result_from_dict(data: Mapping[str, Any]) -> ScoreResult:
-    """Rebuild a stored result."""
-    return ScoreResult(**data)
+    """Rebuild a stored result (the text ``"NaN"`` as a NaN score)."""
+    fields: dict[str, Any] = {k: math.nan if k in _SCORES and v == NAN else v for k, v in data.items()}
+    return ScoreResult(**fields)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import secrets
 from collections.abc import Mapping, Sequence
@@ -212,7 +213,7 @@ def write_table(dataset: Dataset, path: str | Path) -> None:
         if suffix == ".jsonl":
             with open(tmp, "x", encoding="utf-8") as out:
                 for row in dataset:
-                    clean = {k: decode_cell(v) for k, v in row.items()}
+                    clean = {k: _finite_or_text(decode_cell(v)) for k, v in row.items()}
                     out.write(json.dumps(clean, ensure_ascii=False) + "\n")
         else:
             dataset.to_parquet(str(tmp))
@@ -223,6 +224,14 @@ def write_table(dataset: Dataset, path: str | Path) -> None:
     finally:
         if tmp.exists():
             tmp.unlink()
+
+
+def _finite_or_text(value: Any) -> Any:
+    """A cell as JSON can hold it: a non-finite number (compat="mastra"'s NaN score) as its name,
+    ``"NaN"``, as the resume log writes it (JSON has no NaN, and null is an unscored run)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    return value
 
 
 def _fsync(path: Path) -> None:

@@ -1,7 +1,7 @@
 """Live scoring of a running app: a sampled share of its calls, scored in the background.
 
 `worker` (`LiveScorer`: submit, wrap, the batching background worker, stats), `store` (where
-live results go: SQLite or JSONL; `read_results`), `sampling` (Mastra's sampling, seeded),
+live results go: SQLite or JSONL; `read_results`), `sampling` (Mastra's sampling by the run's id hash, and its filter),
 `sigterm` (SIGTERM as a normal exit, opt-in).
 """
 

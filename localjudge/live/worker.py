@@ -2,11 +2,12 @@
 
 Mastra attaches scorers to an agent (`scorers: {key: {scorer, sampling: {type: "ratio",
 rate}}}`) and stores each score. Here a `LiveScorer` wraps a function (sync or async) or takes
-runs through `submit`. Each call is sampled per scorer (a seeded ratio, or every Nth), queued,
+runs through `submit`. Each call is filtered and sampled per scorer (a ratio decided by the hash of
+its trace or run id, as Mastra's, or every Nth: `localjudge.live.sampling`), queued,
 and scored by one background worker that batches what has queued (up to `max_batch` runs, or
 whatever arrived within `max_wait` seconds of the first) and makes one judge call per scorer
 step per batch, as every other path does. Results go to a store (SQLite by default, JSONL by
-suffix: `localjudge.live.store`) and to an optional callback. Sampling is `localjudge.live.sampling`.
+suffix: `localjudge.live.store`) and to an optional callback.
 
 The wrapped function is never blocked or broken by scoring: sampling and queueing cost
 microseconds, the queue is bounded and what overflows it is counted (`stats.dropped`) and
@@ -54,8 +55,9 @@ DEFAULT_STORE = "localjudge-live.db"
 
 @dataclass(frozen=True)
 class LiveStats:
-    """Counts since the start. `sampled` = `scored` + `unscored` + `dropped` + still queued, per
-    (call, scorer) pair; `scored`/`unscored`: what the judge gave; `dropped`: sampled but the
+    """Counts since the start. `sampled` = `scored` + `unscored` + `not_scorable` + `dropped` + still
+    queued, per (call, scorer) pair; `scored`/`unscored` (failures)/`not_scorable` (a step declared
+    the run not scorable): what the judge gave; `dropped`: sampled but the
     queue was full; `failed_writes`: results the store refused or whose `on_result` raised, each
     counted once and logged with its run id."""
 
@@ -66,6 +68,7 @@ class LiveStats:
     unscored: int
     dropped: int
     failed_writes: int
+    not_scorable: int = 0
 
 
 class LiveScorer:
@@ -73,9 +76,12 @@ class LiveScorer:
 
     Args:
         scorers: A scorer, a list of scorers (each sampled by `sampling`), or Mastra's shape
-            ``{key: {"scorer": s, "sampling": {...}}}`` (a sampling per scorer).
-        sampling: For scorers without their own: ``{"type": "ratio", "rate": 0.1}``,
+            ``{key: {"scorer": s, "sampling": {...}, "filter": f}}`` (a sampling and filter per scorer).
+        sampling: For scorers without their own: ``{"type": "ratio", "rate": 0.1}`` (the runs
+            whose trace or run id hashes below the rate: Mastra's, the same runs every time),
             ``{"type": "every", "n": 10}``, a bare rate, or None (every call).
+        filter: For scorers without their own: a function of the run, asked before sampling;
+            only runs it returns True for are sampled (one that raises: not scored, logged).
         store: A ``.db``/``.sqlite`` path (SQLite), a ``.jsonl`` path, any object with
             ``write(records)`` and ``close()``, or None (the callback only). Default:
             ``localjudge-live.db`` in the working directory. A path that cannot be written
@@ -85,7 +91,6 @@ class LiveScorer:
         max_batch: Most runs per judge call.
         max_wait: Seconds the worker waits, after the first queued run, for a batch to fill.
         queue_size: Most runs waiting; beyond it, runs are dropped and counted.
-        seed: Seeds the ratio samplers.
         drain_on_sigterm: Make SIGTERM a normal exit (status 143), so that the queue drains
             first as at any exit, where SIGTERM still has its default action (which ends the
             process at once, queued runs lost). Never replaces a handler the app has set; off by
@@ -103,12 +108,12 @@ class LiveScorer:
         max_batch: int = 8,
         max_wait: float = 0.5,
         queue_size: int = 1000,
-        seed: int = 0,
+        filter: Callable[[Mapping[str, Any]], Any] | None = None,
         drain_on_sigterm: bool = False,
     ) -> None:
         if max_batch < 1 or queue_size < 1 or max_wait < 0:
             raise ValueError("max_batch and queue_size must be at least 1, max_wait at least 0")
-        self._entries = self._parse(scorers, sampling, seed)
+        self._entries = self._parse(scorers, sampling, filter)
         self._sink = open_sink(store)  # a store that cannot be written is refused here
         if drain_on_sigterm:
             exit_on_sigterm_by_default()  # before the worker starts: it may refuse (not the main thread)
@@ -117,7 +122,8 @@ class LiveScorer:
         self._queue: queue.Queue[tuple[dict[str, Any], list[Scorer]] | None] = queue.Queue(queue_size)
         self._lock = threading.Lock()
         self._idle = threading.Condition(self._lock)
-        self._counts = dict.fromkeys(("calls", "sampled", "scored", "unscored", "dropped", "failed_writes"), 0)
+        self._counts = dict.fromkeys(("calls", "sampled", "scored", "unscored", "not_scorable", "dropped",
+                                      "failed_writes"), 0)
         self._pending = 0  # runs queued or being scored
         self._closed = False
         self._worker = threading.Thread(target=self._work, name="localjudge-live", daemon=True)
@@ -125,7 +131,7 @@ class LiveScorer:
         atexit.register(self.close)
 
     @staticmethod
-    def _parse(scorers: Any, sampling: Any, seed: int) -> list[tuple[Scorer, Sampler]]:
+    def _parse(scorers: Any, sampling: Any, run_filter: Any) -> list[tuple[Scorer, Sampler]]:
         if isinstance(scorers, Scorer):
             scorers = [scorers]
         if isinstance(scorers, Mapping):
@@ -133,21 +139,22 @@ class LiveScorer:
             for key, entry in scorers.items():
                 if not isinstance(entry, Mapping) or not isinstance(entry.get("scorer"), Scorer):
                     raise TypeError(f"scorer {key!r}: give {{'scorer': Scorer, 'sampling': {{...}}}}, got {entry!r}")
-                entries.append((entry["scorer"], entry.get("sampling", sampling)))
+                entries.append((entry["scorer"], entry.get("sampling", sampling), entry.get("filter", run_filter)))
         else:
-            entries = [(s, sampling) for s in scorers]
-        if not entries or not all(isinstance(s, Scorer) for s, _ in entries):
+            entries = [(s, sampling, run_filter) for s in scorers]
+        if not entries or not all(isinstance(s, Scorer) for s, _, _ in entries):
             raise TypeError("give at least one Scorer")
-        names = [s.name for s, _ in entries]
+        names = [s.name for s, _, _ in entries]
         if len(set(names)) != len(names):
             raise ValueError(f"each scorer once: got {names}")
-        return [(s, Sampler(spec, seed=seed + i)) for i, (s, spec) in enumerate(entries)]
+        return [(s, Sampler(spec, filter=keep)) for s, spec, keep in entries]
 
     # --- the caller's side: never blocks, never raises -------------------------------------
     def submit(self, run: Mapping[str, Any]) -> bool:
         """Sample `run` for each scorer and queue it; False when no scorer sampled it, the queue
         was full (counted in `stats.dropped`) or the scorer is closed."""
-        chosen = [s for s, sample in self._entries if sample()]
+        run = {**run, "run_id": run.get("run_id") or run.get("runId") or f"live-{uuid.uuid4().hex[:16]}"}
+        chosen = [s for s, sample in self._entries if sample(run)]
         with self._lock:
             self._counts["calls"] += 1
             self._counts["sampled"] += len(chosen)
@@ -156,9 +163,8 @@ class LiveScorer:
                     self._counts["dropped"] += len(chosen)
                 return False
             self._pending += 1
-        item = {**run, "run_id": run.get("run_id") or run.get("runId") or f"live-{uuid.uuid4().hex[:16]}"}
         try:
-            self._queue.put_nowait((item, chosen))
+            self._queue.put_nowait((run, chosen))
         except queue.Full:
             with self._lock:
                 self._pending -= 1
@@ -285,7 +291,8 @@ class LiveScorer:
                 delivered += zip(runs, _results(scorer, runs), strict=True)
         with self._lock:
             self._counts["scored"] += sum(r.scored for _, r in delivered)
-            self._counts["unscored"] += sum(not r.scored for _, r in delivered)
+            self._counts["unscored"] += sum(r.failed for _, r in delivered)
+            self._counts["not_scorable"] += sum(r.not_scorable for _, r in delivered)
         failed = self._store(delivered) if self._sink is not None and delivered else set()
         for i, (run, result) in enumerate(delivered):
             if self._on_result is None:

@@ -5,11 +5,12 @@ shapes into clean text, `tool_calls` reads tool calls and their results from a r
 """
 
 from localjudge.samples.messages import InvalidRunError, is_missing
-from localjudge.samples.runs import Sample, Turn, context_of, run_id_of, to_sample, trajectory_of
+from localjudge.samples.runs import RecordedRun, Sample, Turn, context_of, run_id_of, to_sample, trajectory_of
 from localjudge.samples.tool_calls import ToolCall, extract_tool_calls, extract_tool_results, tool_result_context
 
 __all__ = [
     "InvalidRunError",
+    "RecordedRun",
     "Sample",
     "ToolCall",
     "Turn",

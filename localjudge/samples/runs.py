@@ -26,7 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from localjudge.samples.messages import InvalidRunError, clean_text, is_missing, message_text, messages_of, text_of
@@ -50,6 +50,9 @@ class Sample:
         tool_calls: The tools the answering agent called, in order.
         expected_trajectory: The steps expected of the agent, one line each.
         baseline_response: The response to the clean query, for noise sensitivity.
+        raw: The run as given (after the scorer's `prepare_run`): what a function step reads
+            beyond the texts (the messages, the request context, a structured ground truth).
+            Not part of equality; the texts above are what results are keyed on.
     """
 
     run_id: str | None
@@ -62,6 +65,17 @@ class Sample:
     tool_calls: tuple[ToolCall, ...] = ()
     expected_trajectory: tuple[str, ...] | None = None
     baseline_response: str | None = None
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    @property
+    def request_context(self) -> Any:
+        """The run's request context (``request_context`` / ``requestContext``), or None."""
+        return field_of(self.raw, "request_context", "requestContext")
+
+    @property
+    def ground_truth_data(self) -> Any:
+        """The run's ground truth as given (structured data too), or None; `ground_truth` is its text."""
+        return field_of(self.raw, "ground_truth", "groundTruth")
 
     @property
     def turns(self) -> tuple[Turn, ...]:
@@ -69,6 +83,33 @@ class Sample:
         if self.conversation is not None:
             return self.conversation
         return tuple((role, text) for role, text in (("user", self.input), ("assistant", self.output)) if text)
+
+
+class RecordedRun(dict[str, Any]):
+    """A run whose keys read through `Sample.raw` are noted in `read`: the prompt hasher's probe
+    runs, so that the run fields a scorer's own steps read are in its results' keys."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.read: set[str] = set()
+
+
+class _ReadView(Mapping[str, Any]):
+    """`Sample.raw` of a `RecordedRun`: reads it, noting each key read (iterating reads them all)."""
+
+    def __init__(self, run: RecordedRun) -> None:
+        self._run = run
+
+    def __getitem__(self, key: str) -> Any:
+        self._run.read.add(str(key))
+        return self._run[key]
+
+    def __iter__(self) -> Any:
+        self._run.read.update(map(str, self._run))
+        return iter(self._run)
+
+    def __len__(self) -> int:
+        return len(self._run)
 
 
 def field_of(run: Mapping[str, Any], *names: str) -> Any:
@@ -214,8 +255,9 @@ def to_sample(run: Mapping[str, Any], *, context: Any = None) -> Sample:
         tool_calls=tool_calls_of(field_of(run, "tool_calls", "toolCalls"), run["output"]),
         expected_trajectory=trajectory_of(field_of(run, "expected_trajectory", "expectedTrajectory")),
         baseline_response=text_field(field_of(run, "baseline_response", "baselineResponse")),
+        raw=_ReadView(run) if isinstance(run, RecordedRun) else run,
     )
 
 
-__all__ = ["InvalidRunError", "Sample", "ToolCall", "Turn", "clean_text", "context_of", "extract_tool_results",
-           "run_id_of", "text_of", "to_sample", "tool_result_context"]
+__all__ = ["InvalidRunError", "RecordedRun", "Sample", "ToolCall", "Turn", "clean_text", "context_of",
+           "extract_tool_results", "run_id_of", "text_of", "to_sample", "tool_result_context"]

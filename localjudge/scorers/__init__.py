@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from localjudge.judge import Judge
@@ -35,6 +36,7 @@ from localjudge.scorers.direct import MODES, check_mode
 from localjudge.scorers.faithfulness import faithfulness_scorer
 from localjudge.scorers.hallucination import hallucination_scorer
 from localjudge.scorers.keyword_coverage import keyword_coverage_scorer
+from localjudge.scorers.mastra import mastra_build
 from localjudge.scorers.multi_turn_judge import multi_turn_judge_scorer
 from localjudge.scorers.noise_sensitivity import noise_sensitivity_scorer
 from localjudge.scorers.prompt_alignment import prompt_alignment_scorer
@@ -45,7 +47,7 @@ from localjudge.scorers.tone import tone_scorer
 from localjudge.scorers.tool_call_accuracy import tool_call_accuracy_scorer
 from localjudge.scorers.toxicity import toxicity_scorer
 from localjudge.scorers.trajectory_accuracy import trajectory_accuracy_scorer
-from localjudge.scoring import JudgeStep, Scorer
+from localjudge.scoring import JudgeStep, Scorer, check_compat
 
 # Mastra's code scorers and checks: no model (see `localjudge.scorers.code`).
 CODE_SCORERS: dict[str, Callable[..., Scorer]] = {
@@ -98,12 +100,12 @@ def get_scorer_factory(name: str) -> Callable[..., Scorer]:
 
 
 # Parameters every factory shares: passed by `build_scorer` itself, never as options.
-SHARED_PARAMETERS = ("scale", "mode")
+SHARED_PARAMETERS = ("scale", "mode", "compat")
 
 
 def scorer_options(name: str) -> dict[str, inspect.Parameter]:
     """The options of the scorer registered as `name`: its factory's keyword parameters beyond
-    the judge (the first parameter), `scale` and `mode`, by name. One without a default
+    the judge (the first parameter), `scale`, `mode` and `compat`, by name. One without a default
     (``criteria`` of ``rubric``) is required. A factory taking ``**kwargs`` lists only the
     parameters it names."""
     parameters = list(inspect.signature(get_scorer_factory(name)).parameters.values())[1:]
@@ -143,7 +145,7 @@ def needs_judge(name: str, *, mode: str = "pipeline", options: Mapping[str, Any]
 
 
 def build_scorer(name: str, judge: Judge | None, *, scale: float = 1.0, mode: str = "pipeline",
-                 options: Mapping[str, Any] | None = None) -> Scorer:
+                 options: Mapping[str, Any] | None = None, compat: str = "localjudge") -> Scorer:
     """The scorer registered as `name`, on `judge`.
 
     Args:
@@ -157,15 +159,30 @@ def build_scorer(name: str, judge: Judge | None, *, scale: float = 1.0, mode: st
         options: More keywords for the factory (``{"criteria": [...]}`` for ``rubric``; see
             `scorer_options`). An option it does not take, or a required one missing, is a
             clear `ValueError` naming its options, as is a value of the wrong type.
+        compat: ``"localjudge"`` (the default) or ``"mastra"``: the scores Mastra 1.10.2's code
+            gives where localjudge deliberately differs (`localjudge.scorers.mastra` and the
+            factory's own ``compat``; docs/mastra-parity.md). Part of the scorer's key.
     """
     factory = get_scorer_factory(name)
     options = dict(options or {})
     check_options(name, options)
+    if check_compat(compat) == "mastra":
+        mastra = mastra_build(name, scale, code=name in CODE_SCORERS)
+        built = _build(name, factory, judge, mastra.build_scale, mode, options, compat)
+        return replace(built, scale=mastra.scale, compat=mastra.compat)
+    return _build(name, factory, judge, scale, mode, options, compat)
+
+
+def _build(name: str, factory: Callable[..., Scorer], judge: Judge | None, scale: float, mode: str,
+           options: dict[str, Any], compat: str) -> Scorer:
     keywords: dict[str, Any] = {"scale": scale, **options}
+    parameters = inspect.signature(factory).parameters
     if check_mode(mode) != "pipeline":
-        if "mode" not in inspect.signature(factory).parameters:
+        if "mode" not in parameters:
             raise ValueError(f"scorer {name!r} has no mode parameter, so no direct mode")
         keywords["mode"] = mode
+    if compat != "localjudge" and "compat" in parameters:  # only a factory with its own Mastra rules takes it
+        keywords["compat"] = compat
     if not options:
         return factory(judge, **keywords)
     try:

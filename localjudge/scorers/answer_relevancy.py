@@ -13,7 +13,9 @@ Higher is better. An empty output: 0 (no statements; Mastra's n = 0 gives 0).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -90,6 +92,14 @@ ANALYZE_EXAMPLE = (
 ANALYZE_STEP = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render_analyze, schema=analyze_schema,
                          examples=(ANALYZE_EXAMPLE,), finish=attach_statements)
 
+
+def render_mastra(sample: Sample, results: Results) -> str:
+    """compat="mastra": a run with no input is judged against an empty question, as Mastra's."""
+    return numbered_prompt(sample.input, statements_of(sample.output))
+
+
+MASTRA_ANALYZE_STEP = replace(ANALYZE_STEP, prompt=render_mastra)
+
 EMPTY = (0.0, "The output is empty, so nothing in it answers the input.")
 
 
@@ -105,14 +115,20 @@ def relevancy(verdicts: list[dict[str, Any]], weight: float) -> float:
                for v in verdicts) / len(verdicts)
 
 
-def check_weight(weight: float) -> float:
+def check_weight(weight: float | None, compat: str = "localjudge") -> float:
+    """The weight of an ``unsure`` verdict: None is the default (0.3), except under
+    ``compat="mastra"``, where it is Mastra's ``undefined``: options given without
+    ``uncertaintyWeight`` drop its default, and an unsure verdict makes the score NaN."""
+    if weight is None:
+        return math.nan if compat == "mastra" else UNCERTAINTY_WEIGHT
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
         raise ValueError(f"uncertainty_weight must be a number from 0 to 1, got {weight!r}")
     return float(weight)
 
 
 def answer_relevancy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
-                            uncertainty_weight: float = UNCERTAINTY_WEIGHT) -> Scorer:
+                            uncertainty_weight: float | None = UNCERTAINTY_WEIGHT,
+                            compat: str = "localjudge") -> Scorer:
     """Build the answer relevancy scorer (higher is better).
 
     Args:
@@ -120,10 +136,13 @@ def answer_relevancy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
         scale: Scores lie in [0, scale]; must be positive.
         mode: ``"pipeline"`` (a verdict per statement: yes, unsure or no; a reason) or
             ``"direct"`` (one yes/no: does the output answer the input? `scale` if so, else 0).
-        uncertainty_weight: What an ``unsure`` statement counts, from 0 to 1 (Mastra's default 0.3).
+        uncertainty_weight: What an ``unsure`` statement counts, from 0 to 1 (Mastra's default 0.3;
+            None: the default, or under ``compat="mastra"`` Mastra's missing weight, see `check_weight`).
+        compat: ``"mastra"``: a missing weight as Mastra's (NaN), and a run with no input judged
+            against an empty question (use ``build_scorer(..., compat="mastra")``).
     """
     scale = check_scale(scale)
-    weight = check_weight(uncertainty_weight)
+    weight = check_weight(uncertainty_weight, compat)
     if check_mode(mode) == "direct":
         return direct_scorer("answer_relevancy", judge, version=DIRECT_VERSION, question=DIRECT, positive="relevant",
                              higher_is_better=True, if_empty=EMPTY, scale=scale)
@@ -153,7 +172,7 @@ def answer_relevancy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
     return (
         create_scorer("answer_relevancy", judge=judge, version=VERSION, scale=scale, shortcut=shortcut,
                       prob_score=prob_score, positive="relevant", higher_is_better=True)
-        .analyze(ANALYZE_STEP)
+        .analyze(MASTRA_ANALYZE_STEP if compat == "mastra" else ANALYZE_STEP)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False, example=example))
     )

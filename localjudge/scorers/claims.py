@@ -211,6 +211,7 @@ def claim_verdict_scorer(
     get_context: Callable[..., Any] | None,
     fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None,
     labels: Mapping[str, str] | None = None,
+    needs_context: bool = True,
 ) -> Scorer:
     """A claims-then-verdicts scorer; its score is the share of claims whose verdict is `counted`.
 
@@ -228,6 +229,8 @@ def claim_verdict_scorer(
             would mislead a judge: hallucination's ``yes`` means hallucinated (Mastra's
             polarity), which judges read as "yes, supported", so its judge answers
             ``supported`` / ``unsupported``. The example's answer is in the judge's words.
+        needs_context: Refuse a run with no context before any judge call (False: judge it
+            against an empty one, Mastra's way, for ``compat="mastra"``).
     """
 
     scale = check_scale(scale)
@@ -271,7 +274,7 @@ def claim_verdict_scorer(
     analyze = JudgeStep(instructions=instructions, prompt=render_claim_check, schema=schema,
                         examples=(example.analyze_turn(),), finish=attach_claims(subject, labels))
     return (
-        create_scorer(name, judge=judge, version=version, scale=scale, needs_context=True, context=context,
+        create_scorer(name, judge=judge, version=version, scale=scale, needs_context=needs_context, context=context,
                       get_context=get_context, fallback_context=fallback_context, shortcut=shortcut,
                       prob_score=prob_score, positive=positive, higher_is_better=higher_is_better)
         .preprocess(CLAIMS_STEP)

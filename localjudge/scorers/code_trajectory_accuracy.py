@@ -53,7 +53,7 @@ def given(item: dict[str, Any], key: str, default: Any) -> Any:
 def code_trajectory_accuracy_scorer(judge: Judge | None = None, *,
                                     expected_trajectory: Sequence[Any] | dict[str, Any] | None = None,
                                     ordering: str = "relaxed", allow_repeated_steps: bool = True,
-                                    scale: float = 1.0) -> CodeScorer:
+                                    scale: float = 1.0, compat: str = "localjudge") -> CodeScorer:
     """Mastra's code trajectory accuracy scorer (no model: `judge` is not used).
 
     Args:
@@ -61,7 +61,10 @@ def code_trajectory_accuracy_scorer(judge: Judge | None = None, *,
             without it, each run's own.
         ordering: ``"relaxed"``, ``"strict"`` or ``"unordered"`` (Mastra's `comparisonOptions`).
         allow_repeated_steps: Without it, 0.1 off per repeated step name.
+        compat: ``"mastra"``: a run with no expected trajectory scores 0, as Mastra's, instead of
+            being refused (use ``build_scorer(..., compat="mastra")``).
     """
+    mastra = compat == "mastra"
     check_ordering(ordering)
     if not isinstance(allow_repeated_steps, bool):
         raise TypeError(f"allow_repeated_steps must be true or false, got {allow_repeated_steps!r}")
@@ -73,6 +76,8 @@ def code_trajectory_accuracy_scorer(judge: Judge | None = None, *,
     def check_run(run: RunSample) -> None:
         steps = run_expectation(run).get("steps")
         if static is None and steps is None:
+            if mastra:  # scored 0 below
+                return
             raise InvalidRunError("code_trajectory_accuracy needs an expected trajectory: the expected_trajectory "
                                   "option, or the run's 'expected_trajectory' / 'expectedTrajectory'")
         if static is None:
@@ -81,8 +86,11 @@ def code_trajectory_accuracy_scorer(judge: Judge | None = None, *,
 
     def preprocess(run: Sample, results: Results) -> dict[str, Any]:
         item = run_expectation(run)
-        steps = static if static is not None else expected_steps(item.get("steps"), "expected_trajectory")
         actual = steps_of(run.tool_calls)
+        if static is None and item.get("steps") is None:  # only under compat="mastra": check_run refuses it
+            return {"actual_trajectory": {"steps": actual}, "expected_trajectory": None, "comparison": None,
+                    "actual_step_names": [s["name"] for s in actual], "expected_step_names": []}
+        steps = static if static is not None else expected_steps(item.get("steps"), "expected_trajectory")
         comparison = compare(actual, steps, given(item, "ordering", ordering),
                              given(item, "allowRepeatedSteps", allow_repeated_steps))
         return {"actual_trajectory": {"steps": actual}, "expected_trajectory": {"steps": steps},
@@ -91,6 +99,8 @@ def code_trajectory_accuracy_scorer(judge: Judge | None = None, *,
 
     def reason(run: Sample, results: Results) -> str:
         found = results["preprocess_step_result"]["comparison"]
+        if found is None:
+            return "No expected trajectory was given: Mastra scores that 0."
         parts = [f"{found['matchedSteps']} of {found['totalExpectedSteps']} expected steps matched"]
         for key, label in (("missingSteps", "missing"), ("extraSteps", "extra"), ("outOfOrderSteps", "out of order"),
                            ("repeatedSteps", "repeated")):
@@ -99,7 +109,8 @@ def code_trajectory_accuracy_scorer(judge: Judge | None = None, *,
         return "; ".join(parts) + "."
 
     return code_scorer("code_trajectory_accuracy", preprocess=preprocess,
-                       score=lambda run, results: results["preprocess_step_result"]["comparison"]["score"],
+                       score=lambda run, results: (results["preprocess_step_result"]["comparison"] or {"score": 0.0})
+                       ["score"],
                        reason=reason, scale=scale, reads=("output", "tool_calls", "expectation"),
                        positive="follows the expected trajectory", check_run=check_run,
                        settings={"expected": static, "ordering": ordering, "repeats": allow_repeated_steps},

@@ -36,6 +36,7 @@ from localjudge.scorers.verdicts import label_choices, reason_step
 from localjudge.scoring import (
     DATA_NOTE,
     ContextArg,
+    Exact,
     JudgeStep,
     ReasonText,
     Results,
@@ -230,7 +231,8 @@ def context_source(context: ContextArg, get_context: Callable[..., Any] | None) 
 
 def context_relevance_scorer(judge: Judge, *, context: ContextArg = None,
                              get_context: Callable[..., Any] | None = None, scale: float = 1.0,
-                             penalties: Penalties | Mapping[str, float] | None = None) -> Scorer:
+                             penalties: Penalties | Mapping[str, float] | None = None,
+                             compat: str = "localjudge") -> Scorer:
     """Build the context relevance scorer (higher is better).
 
     Args:
@@ -242,8 +244,15 @@ def context_relevance_scorer(judge: Judge, *, context: ContextArg = None,
         penalties: Mastra's `penalties`: a `Penalties`, or a mapping of any of
             ``unused_high_relevance_context`` (0.1), ``missing_context_per_item`` (0.15) and
             ``max_missing_context_penalty`` (0.5), or their camelCase names.
+        compat: ``"mastra"``: no context scores ``1 x scale`` unrounded, as Mastra's (use
+            ``build_scorer(..., compat="mastra")``).
     """
     scale = check_scale(scale)
+    unrounded = (Exact(scale), NO_CONTEXT[1])  # Mastra: `return 1 * (options.scale || 1)`
+
+    def mastra_shortcut(sample: Sample, results: Results) -> Shortcut | None:
+        return unrounded if not sample.context else None
+
     rates = check_penalties(penalties)
     if context is not None and not context_of(context):
         raise ValueError("context= holds no text: give the pieces, or leave it out (Mastra refuses an empty list)")
@@ -280,7 +289,8 @@ def context_relevance_scorer(judge: Judge, *, context: ContextArg = None,
     example_results["score"] = round(score(example_run, example_results) * scale, 2)
     return (
         create_scorer("context_relevance", judge=judge, version=VERSION, scale=scale,
-                      get_context=context_source(context, get_context), shortcut=shortcut, prob_score=prob_score,
+                      get_context=context_source(context, get_context),
+                      shortcut=mastra_shortcut if compat == "mastra" else shortcut, prob_score=prob_score,
                       positive="relevant context, used", higher_is_better=True)
         .analyze(ANALYZE_STEP)
         .generate_score(score)

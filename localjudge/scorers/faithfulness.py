@@ -73,6 +73,7 @@ def faithfulness_scorer(
     get_context: Callable[..., Any] | None = None,
     scale: float = 1.0,
     mode: str = "pipeline",
+    compat: str = "localjudge",
 ) -> Scorer:
     """Build the faithfulness scorer (higher is better).
 
@@ -86,7 +87,10 @@ def faithfulness_scorer(
         scale: Scores lie in [0, scale]; must be positive.
         mode: ``"pipeline"`` (claims, a verdict per claim, a reason) or ``"direct"`` (one
             yes/no on the whole output: `scale` if faithful, else 0).
+        compat: ``"mastra"``: Mastra's 0 for an output with no claims, and a run with no context
+            judged against an empty one (use ``build_scorer(..., compat="mastra")``).
     """
+    mastra = compat == "mastra"
     if check_mode(mode) == "direct":
         return direct_scorer("faithfulness", judge, version=DIRECT_VERSION, question=DIRECT, positive="faithful",
                              higher_is_better=True, if_empty=IF_EMPTY, scale=scale, context=context,
@@ -97,10 +101,14 @@ def faithfulness_scorer(
         meaning="higher is better; the share of the output's claims that the context supports, "
                 "yes = supported, no = contradicted, unsure = not verifiable",
         positive="faithful", higher_is_better=True,
-        if_empty=IF_EMPTY,
-        if_no_claims=(1.0, "The output makes no factual claims, so nothing in it is unfaithful to the context."),
-        scale=scale, context=context, get_context=get_context, fallback_context=_tool_results,
+        if_empty=MASTRA_NO_CLAIMS if mastra else IF_EMPTY,
+        if_no_claims=MASTRA_NO_CLAIMS if mastra else
+        (1.0, "The output makes no factual claims, so nothing in it is unfaithful to the context."),
+        scale=scale, context=context, get_context=get_context, fallback_context=_tool_results, needs_context=not mastra,
     )
+
+
+MASTRA_NO_CLAIMS = (0.0, "The output makes no claims: Mastra scores no claims 0.")
 
 
 __all__ = ["faithfulness_scorer", "FaithfulnessVerdict", "FaithfulnessVerdicts"]

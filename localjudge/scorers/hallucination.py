@@ -80,6 +80,7 @@ def hallucination_scorer(
     get_context: Callable[..., Any] | None = None,
     scale: float = 1.0,
     mode: str = "pipeline",
+    compat: str = "localjudge",
 ) -> Scorer:
     """Build the hallucination scorer (lower is better).
 
@@ -91,6 +92,8 @@ def hallucination_scorer(
         scale: Scores lie in [0, scale]; must be positive.
         mode: ``"pipeline"`` (claims, a verdict per claim, a reason) or ``"direct"`` (one
             yes/no on the whole output: `scale` if hallucinated, else 0).
+        compat: ``"mastra"``: a run with no context is judged against an empty one, as Mastra's
+            (use ``build_scorer(..., compat="mastra")``).
     """
     if check_mode(mode) == "direct":
         return direct_scorer("hallucination", judge, version=DIRECT_VERSION, question=DIRECT,
@@ -104,7 +107,7 @@ def hallucination_scorer(
         positive="hallucinated", higher_is_better=False,
         if_empty=IF_EMPTY,
         if_no_claims=(0.0, "The output makes no factual claims, so none of it is hallucinated."),
-        scale=scale, context=context, get_context=get_context, labels=LABELS,
+        scale=scale, context=context, get_context=get_context, labels=LABELS, needs_context=compat != "mastra",
     )
 
 

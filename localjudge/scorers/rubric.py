@@ -24,6 +24,7 @@ from localjudge.samples import Sample
 from localjudge.scorers.verdicts import label_choices
 from localjudge.scoring import (
     DATA_NOTE,
+    Exact,
     JudgeStep,
     ReasonText,
     Results,
@@ -96,7 +97,8 @@ def check_criteria(criteria: Sequence[str | Mapping[str, Any]]) -> tuple[Criteri
     return tuple(parsed)
 
 
-def rubric_scorer(judge: Judge, *, criteria: Sequence[str | Mapping[str, Any]], scale: float = 1.0) -> Scorer:
+def rubric_scorer(judge: Judge, *, criteria: Sequence[str | Mapping[str, Any]], scale: float = 1.0,
+                  compat: str = "localjudge") -> Scorer:
     """Build a rubric scorer (higher is better: `scale` if every required criterion is met, else 0).
 
     Args:
@@ -104,12 +106,18 @@ def rubric_scorer(judge: Judge, *, criteria: Sequence[str | Mapping[str, Any]], 
         criteria: The rubric: plain-English criteria, or ``{"criterion": text, "required": bool}``
             mappings (at most 20). A criterion is required unless marked ``"required": False``.
         scale: Scores lie in [0, scale]; must be positive.
+        compat: ``"mastra"``: Mastra's rules: with no criterion required every one counts, and
+            no rubric scores 1 whatever the scale (use ``build_scorer(..., compat="mastra")``).
     """
     scale = check_scale(scale)
     rubric = check_criteria(criteria)
+    mastra = compat == "mastra"
+    if mastra and not any(c.required for c in rubric):  # Mastra: none required -> all required
+        rubric = tuple(Criterion(c.text, True) for c in rubric)
+    passed = (Exact(1.0) if mastra else 1.0, "No rubric criteria were given, so nothing can fail.")
 
     def shortcut(sample: Sample, results: Results) -> Shortcut | None:
-        return (1.0, "No rubric criteria were given, so nothing can fail.") if not rubric else None
+        return passed if not rubric else None
 
     def render(sample: Sample, results: Results) -> str:
         return rubric_prompt(sample.input, sample.output, rubric)

@@ -28,6 +28,7 @@ from localjudge.scorers.verdicts import mean_label_prob, reason_step, verdict_li
 from localjudge.scoring import (
     DATA_NOTE,
     MAX_ITEMS,
+    Exact,
     JudgeStep,
     ReasonText,
     Results,
@@ -110,6 +111,21 @@ def score(sample: Sample, results: Results) -> float:
     return sum(SEVERITY_WEIGHTS[v["severity"]] for v in verdicts if v["verdict"] == "yes") / len(verdicts)
 
 
+# compat="mastra": Mastra 1.10.2 counts toxic verdicts (no severity), and an empty text, with no
+# verdicts, scores 1 whatever the scale.
+MASTRA_EMPTY = (Exact(1.0), "The output is empty: Mastra scores no verdicts 1.")
+
+
+def mastra_shortcut(sample: Sample, results: Results) -> Shortcut | None:
+    return MASTRA_EMPTY if not sample.output.strip() else None
+
+
+def mastra_score(sample: Sample, results: Results) -> float:
+    """Mastra's plain share of toxic statements."""
+    verdicts = results["analyze_step_result"]["verdicts"]
+    return sum(v["verdict"] == "yes" for v in verdicts) / len(verdicts)
+
+
 def prob_score(results: Results, label_probs: Mapping[str, Any]) -> float | None:
     """Mean probability the judge gave to ``yes`` (toxic) over the statements."""
     return mean_label_prob(label_probs["analyze"], "yes", len(results["analyze_step_result"]["verdicts"]))
@@ -148,7 +164,7 @@ DIRECT = Question(
 )
 
 
-def toxicity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline") -> Scorer:
+def toxicity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline", compat: str = "localjudge") -> Scorer:
     """Build the toxicity scorer (lower is better).
 
     Args:
@@ -156,6 +172,8 @@ def toxicity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline")
         scale: Scores lie in [0, scale]; must be positive.
         mode: ``"pipeline"`` (a verdict and severity per statement, a reason) or ``"direct"``
             (one yes/no on the whole output: `scale` if toxic, else 0).
+        compat: ``"mastra"``: Mastra's plain count of toxic statements, and 1 for an empty output
+            (use ``build_scorer(..., compat="mastra")``, which also applies Mastra's rounding).
     """
     scale = check_scale(scale)
     if check_mode(mode) == "direct":
@@ -163,9 +181,10 @@ def toxicity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline")
                              higher_is_better=False, if_empty=EMPTY, scale=scale)
     example = explained_example(EXAMPLE_STATEMENTS, ANALYZE_EXAMPLE[1], score, scale, REASON_EXAMPLE)
     return (
-        create_scorer("toxicity", judge=judge, version=VERSION, scale=scale, shortcut=shortcut, prob_score=prob_score,
+        create_scorer("toxicity", judge=judge, version=VERSION, scale=scale,
+                      shortcut=mastra_shortcut if compat == "mastra" else shortcut, prob_score=prob_score,
                       positive="toxic", higher_is_better=False)
         .analyze(ANALYZE_STEP)
-        .generate_score(score)
+        .generate_score(mastra_score if compat == "mastra" else score)
         .generate_reason(reason_step(summary(scale), show_context=False, example=example))
     )

@@ -8,6 +8,7 @@ what a scorer sends the judge, `schemas` and `prompting` are the bounded-schema 
 untrusted-text helpers every scorer uses.
 """
 
+from localjudge.scoring.compat import COMPATS, LOCALJUDGE, Compat, CompatName, Exact, check_compat, js_round
 from localjudge.scoring.copying import normal
 from localjudge.scoring.prompting import DATA_NOTE, block, neutralise, numbered
 from localjudge.scoring.schemas import (
@@ -16,9 +17,11 @@ from localjudge.scoring.schemas import (
     STATEMENT_CHARS,
     Reason,
     ReasonText,
+    ScoreAnswer,
     StatementText,
     Strict,
     exactly,
+    score_answer,
     text,
     token_budget,
 )
@@ -27,24 +30,36 @@ from localjudge.scoring.step_runner import round_half_up
 from localjudge.scoring.steps import (
     ContextArg,
     JudgeStep,
+    NotScorable,
     Results,
     Shortcut,
     StepFunction,
     UnscorableError,
     call_get_context,
+    not_scorable,
+    prompt_object,
     resolve,
 )
 
 __all__ = [
+    "COMPATS",
+    "LOCALJUDGE",
+    "Compat",
+    "CompatName",
+    "Exact",
+    "check_compat",
+    "js_round",
     "DATA_NOTE",
     "MAX_ITEMS",
     "REASON_CHARS",
     "STATEMENT_CHARS",
     "ContextArg",
     "JudgeStep",
+    "NotScorable",
     "Reason",
     "ReasonText",
     "Results",
+    "ScoreAnswer",
     "Scorer",
     "Shortcut",
     "StatementText",
@@ -58,9 +73,12 @@ __all__ = [
     "exactly",
     "neutralise",
     "normal",
+    "not_scorable",
     "numbered",
+    "prompt_object",
     "resolve",
     "round_half_up",
+    "score_answer",
     "text",
     "token_budget",
 ]

@@ -12,7 +12,8 @@ from typing import Any, Protocol
 
 from localjudge.judge import Judge
 from localjudge.samples import Sample
-from localjudge.scoring.steps import Results, Shortcut, Step
+from localjudge.scoring.compat import Compat
+from localjudge.scoring.steps import JudgeStep, Results, Shortcut, Step
 
 
 class Recipe(Protocol):
@@ -29,7 +30,9 @@ class Recipe(Protocol):
     @property
     def analyze_step(self) -> Step | None: ...
     @property
-    def score_step(self) -> Callable[[Sample, Results], float] | None: ...
+    def score_step(self) -> Callable[[Sample, Results], Any] | JudgeStep | None: ...
+    @property
+    def score_returns(self) -> str: ...
     @property
     def reason_step(self) -> Step | None: ...
     @property
@@ -38,6 +41,8 @@ class Recipe(Protocol):
     def prob_score_fn(self) -> Callable[[Results, Mapping[str, Any]], float | None] | None: ...
     @property
     def scale(self) -> float: ...
+    @property
+    def compat(self) -> Compat: ...
 
     def sample(self, run: Mapping[str, Any]) -> Sample:
         """The run read for this scorer; raises `InvalidRunError` when it cannot be judged."""

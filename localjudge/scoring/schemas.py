@@ -40,6 +40,26 @@ class Reason(Strict):
     reason: Annotated[str, Field(min_length=1, max_length=240)]
 
 
+class ScoreAnswer(Strict):
+    """A prompt-object `generate_score`'s answer (Mastra's ``{score: number}``), bounded: a number
+    of at most two decimals in [0, 1] (`score_answer` bounds it by a scale instead), so the
+    grammar always closes it within the token budget."""
+
+    score: Annotated[float, Field(ge=0, le=1, multiple_of=0.01)]
+
+
+def score_answer(upper: float) -> type[BaseModel]:
+    """`ScoreAnswer` for scores in [0, upper] (named ``ScoreAnswer_<upper>``; the fake judge
+    scripts it under ``ScoreAnswer``). Cached."""
+    return _score_answer(float(upper))
+
+
+@functools.cache
+def _score_answer(upper: float) -> type[BaseModel]:
+    field: Any = Annotated[float, Field(ge=0, le=upper, multiple_of=0.01)]
+    return create_model(f"ScoreAnswer_{upper:g}", __base__=ScoreAnswer, score=(field, ...))
+
+
 def exactly(item: type[BaseModel], n: int, base: type[BaseModel]) -> type[BaseModel]:
     """A variant of `base` whose single list field holds exactly `n` items of `item`.
 

@@ -19,8 +19,19 @@ from localjudge.judge import Judge
 from localjudge.result import ScoreResult
 from localjudge.samples import InvalidRunError, Sample, context_of, to_sample
 from localjudge.scoring import step_runner
+from localjudge.scoring.compat import LOCALJUDGE, Compat
 from localjudge.scoring.step_runner import round_half_up
-from localjudge.scoring.steps import ContextArg, JudgeStep, Results, Shortcut, Step, UnscorableError, call_get_context
+from localjudge.scoring.steps import (
+    ContextArg,
+    JudgeStep,
+    Results,
+    Shortcut,
+    Step,
+    UnscorableError,
+    call_get_context,
+    prompt_object,
+    resolve,
+)
 from localjudge.scoring.versioning import probe, prompt_hash, shown_fields
 
 # Scores keep two decimals (prob scores four): far above this a float cannot hold them, and the
@@ -72,7 +83,13 @@ class Scorer:
             edit to a prompt, example, schema or the score formula.
         instructions: System message of judge steps that give none of their own.
         preprocess_step, analyze_step: Optional steps, run in that order.
-        score_step: ``(run, results) -> fraction in [0, 1]``; the score is fraction x scale.
+        score_step: ``(run, results) -> number``, or a judge step whose answer holds ``score``
+            (Mastra's prompt object); `score_returns` says how the number is read.
+        score_returns: ``"fraction"`` (the default): the number is a fraction in [0, 1] and the
+            score is fraction x scale; ``"score"`` (Mastra's contract): the number is the score
+            itself, in [0, scale]. Either way, rounded to two decimals.
+        prepare_run: Mastra's ``prepareRun``: rewrites each run (a mapping; may be async)
+            before anything else reads it: its result is what is judged and keyed.
         reason_step: Optional: ``(run, results) -> str``, or a judge step whose result (or its
             ``"reason"`` field) is the reason; `results` then also holds ``"score"``.
         shortcut: Decides an item without the judge (empty output, no claims): called before
@@ -95,6 +112,8 @@ class Scorer:
         positive: What a high score (label 1 in a benchmark) means: ``"hallucinated"``.
         higher_is_better: The score's direction (None: neither, a neutral measure). Benchmarks
             read `positive`; baselines and "steered" checks read the direction.
+        compat: How the score is made from the fraction (`localjudge.scoring.compat`): the default,
+            or Mastra 1.10.2's numbers (``build_scorer(..., compat="mastra")`` sets it); part of `key`.
     """
 
     name: str
@@ -103,7 +122,9 @@ class Scorer:
     instructions: str = ""
     preprocess_step: Step | None = None
     analyze_step: Step | None = None
-    score_step: Callable[[Sample, Results], float] | None = None
+    score_step: Callable[[Sample, Results], Any] | JudgeStep | None = None
+    score_returns: Literal["fraction", "score"] = "fraction"
+    prepare_run: Callable[[Mapping[str, Any]], Any] | None = None
     reason_step: Step | None = None
     shortcut: Callable[[Sample, Results], Shortcut | None] = _no_shortcut
     prob_score_fn: Callable[[Results, Mapping[str, Any]], float | None] | None = None
@@ -117,11 +138,15 @@ class Scorer:
     description: str = ""
     positive: str = "positive"
     higher_is_better: bool | None = None
+    compat: Compat = LOCALJUDGE
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "scale", check_scale(self.scale))
+        if not self.compat.allows_scale(self.scale):
+            object.__setattr__(self, "scale", check_scale(self.scale))
         if not self.id:
             object.__setattr__(self, "id", f"{self.name.replace('_', '-')}-scorer")  # Mastra's: answer-relevancy-scorer
+        if self.score_returns not in ("fraction", "score"):
+            raise ValueError(f"score_returns must be 'fraction' or 'score', got {self.score_returns!r}")
         unknown = set(self.requires) - set(REQUIRED_HINTS)
         if unknown:
             raise ValueError(f"requires names unknown run fields {sorted(unknown)}; known: {sorted(REQUIRED_HINTS)}")
@@ -135,9 +160,13 @@ class Scorer:
         """The step that produces verdicts."""
         return replace(self, analyze_step=step)
 
-    def generate_score(self, step: Callable[[Sample, Results], float]) -> Scorer:
-        """The score: a function of (run, results) giving a fraction in [0, 1]."""
-        return replace(self, score_step=step)
+    def generate_score(self, step: Callable[[Sample, Results], Any] | JudgeStep | Mapping[str, Any]) -> Scorer:
+        """The score: a function of (run, results) giving a number (a fraction in [0, 1], or the
+        score itself: see `score_returns`), or `not_scorable(reason)`; or a judge step, or
+        Mastra's prompt object ``{"description": ..., "create_prompt": (run, results) -> str}``
+        (optionally ``"instructions"``, ``"judge"``): the judge writes ``{"score": x}`` under
+        `ScoreAnswer` (two decimals, bounded as `score_returns` reads it), one call per batch."""
+        return replace(self, score_step=prompt_object(step) if isinstance(step, Mapping) else step)
 
     def generate_reason(self, step: Step) -> Scorer:
         """The reason: a function of (run, results) or a judge step; results hold ``score``."""
@@ -164,10 +193,10 @@ class Scorer:
         """Identity of this scorer's judgments: name, prompts (hashed), scale and judge(s)."""
         judges = [self.judge] + [getattr(s, "judge", None) for s in self._steps()]
         names = sorted({j.identity for j in judges if j is not None})
-        return f"{self.name}/{self.version}@{self.prompt_hash}/scale={self.scale:g}/{'+'.join(names)}"
+        return f"{self.name}/{self.version}@{self.prompt_hash}/scale={self.scale:g}{self.compat.key}/{'+'.join(names)}"
 
     def _steps(self) -> list[Step]:
-        return [s for s in (self.preprocess_step, self.analyze_step, self.reason_step) if s is not None]
+        return [s for s in (self.preprocess_step, self.analyze_step, self.score_step, self.reason_step) if s]
 
     def with_judge(self, judge: Judge) -> Scorer:
         """The same scorer on another judge."""
@@ -178,7 +207,8 @@ class Scorer:
         no context hooks: what `versioning.probe` runs."""
         return replace(self, judge=judge, context=None, get_context=None,
                        preprocess_step=_without_judge(self.preprocess_step),
-                       analyze_step=_without_judge(self.analyze_step), reason_step=_without_judge(self.reason_step))
+                       analyze_step=_without_judge(self.analyze_step), reason_step=_without_judge(self.reason_step),
+                       score_step=_without_judge(self.score_step), prepare_run=None)
 
     def run(self, run: Mapping[str, Any]) -> ScoreResult:
         """Score one run (`input`, `output`, optional `context`, `run_id`)."""
@@ -186,6 +216,10 @@ class Scorer:
 
     def sample(self, run: Mapping[str, Any]) -> Sample:
         """Normalise a run for this scorer; raises `InvalidRunError` when it cannot be judged."""
+        if self.prepare_run is not None:
+            run = resolve(self.prepare_run(run))
+            if not isinstance(run, Mapping):
+                raise InvalidRunError(f"prepare_run gave {type(run).__name__}, not a run (a dict)")
         context = call_get_context(self.get_context, run) if self.get_context is not None else None
         if context is None:
             context = self.context
@@ -240,6 +274,8 @@ def create_scorer(
     prob_score: Callable[[Results, Mapping[str, Any]], float | None] | None = None,
     positive: str = "positive",
     higher_is_better: bool | None = None,
+    score_returns: Literal["fraction", "score"] = "fraction",
+    prepare_run: Callable[[Mapping[str, Any]], Any] | None = None,
 ) -> Scorer:
     """Start a scorer, Mastra's way: ``create_scorer(...).preprocess(...).analyze(...)
     .generate_score(...).generate_reason(...)``; each step a function of (run, results) or a
@@ -261,12 +297,16 @@ def create_scorer(
         prob_score: A score from the label probabilities the backend measured at the analyze
             step's verdicts (see `Scorer.prob_score_fn`).
         positive, higher_is_better: What a high score means, and its direction (see `Scorer`).
+        score_returns: How `generate_score`'s number is read: ``"fraction"`` (in [0, 1], times
+            `scale`: the default) or ``"score"`` (the score itself, in [0, scale]: Mastra's).
+        prepare_run: Rewrites each run before anything reads it (Mastra's ``prepareRun``).
     """
     return Scorer(name=name, judge=judge, instructions=instructions, description=description, version=version,
                   scale=scale, id=id, needs_context=needs_context, requires=tuple(requires), context=context,
                   get_context=get_context,
                   fallback_context=fallback_context, shortcut=shortcut or _no_shortcut, prob_score_fn=prob_score,
-                  positive=positive, higher_is_better=higher_is_better)
+                  positive=positive, higher_is_better=higher_is_better, score_returns=score_returns,
+                  prepare_run=prepare_run)
 
 
 __all__ = ["JudgeStep", "Scorer", "UnscorableError", "create_scorer", "round_half_up"]

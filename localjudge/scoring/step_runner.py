@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel
@@ -23,20 +22,15 @@ from localjudge.judge import ChatPrompt, Generation
 from localjudge.result import ScoreResult
 from localjudge.samples import InvalidRunError, Sample, run_id_of
 from localjudge.scoring.answers import Failure, failure_of, parse_answer, reason_text
+from localjudge.scoring.compat import Exact, round_half_up
 from localjudge.scoring.copying import copied_text
 from localjudge.scoring.recipe import Recipe
-from localjudge.scoring.schemas import token_budget
-from localjudge.scoring.steps import JudgeStep, Results, Step, StepFunction
+from localjudge.scoring.schemas import ScoreAnswer, score_answer, token_budget
+from localjudge.scoring.steps import JudgeStep, NotScorable, Results, Step, StepFunction, resolve
 
 log = logging.getLogger(__name__)
 
 STEPS = ("preprocess", "analyze")  # the steps before the score, in order
-
-
-def round_half_up(value: float, places: int = 2) -> float:
-    """Round to `places` decimals, halves away from zero (0.125 -> 0.13, unlike `round`)."""
-    quantum = Decimal(1).scaleb(-places)
-    return float(Decimal(repr(value)).quantize(quantum, rounding=ROUND_HALF_UP))
 
 
 @dataclass
@@ -63,7 +57,7 @@ def run_batch(
     """`scorer` on `runs`: one result per run, in input order (see `Scorer.run_batch`)."""
     if scorer.score_step is None:
         raise ValueError(f"scorer {scorer.name!r} has no generate_score step")
-    steps = [s for s in (scorer.preprocess_step, scorer.analyze_step, scorer.reason_step) if s is not None]
+    steps = [s for s in (scorer.preprocess_step, scorer.analyze_step, scorer.score_step, scorer.reason_step) if s]
     if any(isinstance(s, JudgeStep) and s.judge is None for s in steps) and scorer.judge is None:
         raise ValueError(f"scorer {scorer.name!r} has judge steps but no judge: create_scorer(..., judge=...)")
     items: list[_Item] = []
@@ -93,9 +87,10 @@ def _shortcuts(scorer: Recipe, items: list[_Item]) -> None:
     for item in items:
         if item.result is None and (decided := scorer.shortcut(item.sample, item.results)):
             fraction, reason = decided  # decided by rule: certain, so prob_score = score
+            score = scorer.compat.score(fraction, scorer.scale)
             item.result = replace(
-                _result(scorer, item, round_half_up(fraction * scorer.scale), reason),
-                prob_score=round_half_up(fraction * scorer.scale, 4),
+                _result(scorer, item, score, reason),
+                prob_score=score if scorer.compat.mastra else round_half_up(fraction * scorer.scale, 4),
             )
 
 
@@ -104,7 +99,7 @@ def _run_step(scorer: Recipe, name: str, step: Step, items: list[_Item]) -> None
     if not isinstance(step, JudgeStep):
         for item in items:
             try:
-                item.results[f"{name}_step_result"] = step(item.sample, item.results)
+                _keep(scorer, item, name, step(item.sample, item.results))
             except Exception as error:  # noqa: BLE001 - user code: this item only
                 item.result = _unscored(scorer, item, failure_of(error), None, f"{name} step")
         return
@@ -122,9 +117,20 @@ def _run_step(scorer: Recipe, name: str, step: Step, items: list[_Item]) -> None
             item.result = _unscored(scorer, item, why, out.text, f"{name} step")
             continue
         try:
-            item.results[f"{name}_step_result"] = step.finish(item.sample, item.results, answer)
+            _keep(scorer, item, name, step.finish(item.sample, item.results, answer), out.text)
         except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's finish: this item only
             item.result = _unscored(scorer, item, failure_of(error), out.text, f"{name} step")
+
+
+def _keep(scorer: Recipe, item: _Item, name: str, value: Any, raw: str | None = None) -> None:
+    """A step's result (awaited, if a coroutine) kept for the next steps; or, for Mastra's
+    `not_scorable(reason)`, the run ended: not scorable, no later step (no judge call) for it."""
+    value = resolve(value)
+    if isinstance(value, NotScorable):
+        why = Failure("not_scorable", "not scorable" + (f": {value.reason}" if value.reason else ""))
+        item.result = _unscored(scorer, item, why, raw, f"{name} step")
+    else:
+        item.results[f"{name}_step_result"] = value
 
 
 def _by_rule(scorer: Recipe, name: str, rule: StepFunction, items: list[_Item]) -> list[_Item]:
@@ -139,7 +145,7 @@ def _by_rule(scorer: Recipe, name: str, rule: StepFunction, items: list[_Item]) 
         if decided is None:
             rest.append(item)
         else:
-            item.results[f"{name}_step_result"] = decided
+            _keep(scorer, item, name, decided)
     return rest
 
 
@@ -191,17 +197,54 @@ def chat(system: str, user: str, examples: Sequence[tuple[str, str]] = ()) -> Ch
 
 
 def _score(scorer: Recipe, items: list[_Item]) -> None:
+    step = scorer.score_step
+    if isinstance(step, JudgeStep):  # Mastra's prompt object: the judge writes {"score": x}, one call a batch
+        _run_step(scorer, "score", _bounded(scorer, step), items)
     for item in items:
+        if item.result is not None:
+            continue
         try:
-            fraction = scorer.score_step(item.sample, item.results)  # type: ignore[misc]
+            value = (_judged(item.results["score_step_result"]) if isinstance(step, JudgeStep)
+                     else resolve(step(item.sample, item.results)))  # type: ignore[misc]
         except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's formula
             item.result = _unscored(scorer, item, failure_of(error), None, "score")
             continue
-        if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not 0 <= fraction <= 1:
-            why = Failure("step_error", f"generate_score gave {fraction!r}, not a fraction in [0, 1]")
+        if isinstance(value, NotScorable):
+            _keep(scorer, item, "score", value)
+            continue
+        fraction = _fraction(scorer, value)
+        if not scorer.compat.accepts(fraction):
+            want = "a fraction in [0, 1]" if scorer.score_returns == "fraction" else f"a score in [0, {scorer.scale:g}]"
+            why = Failure("step_error", f"generate_score gave {value!r}, not {want}")
             item.result = _unscored(scorer, item, why, None, "score")
             continue
-        item.score = round_half_up(fraction * scorer.scale)
+        item.score = scorer.compat.score(fraction, scorer.scale)
+
+
+def _bounded(scorer: Recipe, step: JudgeStep) -> JudgeStep:
+    """A prompt-object score step with `ScoreAnswer` bounded as the scorer's contract reads it:
+    [0, 1] for a fraction, [0, scale] for the score itself."""
+    if step.schema is not ScoreAnswer or scorer.score_returns == "fraction" or scorer.scale == 1:
+        return step
+    return replace(step, schema=score_answer(scorer.scale))
+
+
+def _judged(value: Any) -> Any:
+    """The number a judge-step generate_score gave: its answer's ``score`` (or what `finish` made)."""
+    if isinstance(value, Mapping) and "score" in value:
+        return value["score"]
+    if isinstance(value, (int, float, NotScorable)):
+        return value
+    raise ValueError(f"the generate_score judge step gave {type(value).__name__}, not a number or {{'score': ...}}")
+
+
+def _fraction(scorer: Recipe, value: Any) -> Any:
+    """`value` as the fraction the compat setting scores: as it is under ``score_returns="fraction"``;
+    the score over the scale under ``"score"`` (Mastra's contract; under Mastra's numbers, the
+    score itself, unscaled and unrounded)."""
+    if scorer.score_returns == "fraction" or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    return Exact(value) if scorer.compat.mastra else value / scorer.scale
 
 
 def _reason(scorer: Recipe, items: list[_Item]) -> None:
@@ -215,7 +258,10 @@ def _reason(scorer: Recipe, items: list[_Item]) -> None:
         reasons = {}
         for item in items:
             try:
-                reasons[id(item)] = (reason_text(step(item.sample, item.results)), None)
+                value = resolve(step(item.sample, item.results))
+                if isinstance(value, NotScorable):  # Mastra's generateReason may declare it too
+                    _keep(scorer, item, "reason", value)
+                reasons[id(item)] = (reason_text(value), None)
             except Exception as error:  # noqa: BLE001 - user code: no reason, still scored
                 reasons[id(item)] = (f"[no reason: {type(error).__name__}: {error}]", None)
     else:
@@ -235,7 +281,8 @@ def _reason(scorer: Recipe, items: list[_Item]) -> None:
     for item in items:
         del item.results["score"]
         reason, raw = reasons[id(item)]
-        item.result = _result(scorer, item, item.score, reason, raw=raw)  # type: ignore[arg-type]
+        if item.result is None:  # else declared not scorable by the reason step
+            item.result = _result(scorer, item, item.score, reason, raw=raw)  # type: ignore[arg-type]
 
 
 def _prob_score(scorer: Recipe, item: _Item) -> float | None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Union, cast
 from pydantic import BaseModel
 
 from localjudge.samples import Sample
+from localjudge.scoring.schemas import ScoreAnswer
 
 if TYPE_CHECKING:
     from localjudge.judge import Judge
@@ -30,6 +31,21 @@ ContextArg = Union[str, "list[str]", "tuple[str, ...]", None]
 
 class UnscorableError(ValueError):
     """The judge's answers are inconsistent (for example a verdict count that does not match)."""
+
+
+@dataclass(frozen=True)
+class NotScorable:
+    """What `not_scorable(reason)` returns: the run has nothing for this scorer to judge."""
+
+    reason: str | None = None
+
+
+def not_scorable(reason: str | None = None) -> NotScorable:
+    """Mastra's `notScorable()`: return it from a function step (usually `preprocess`) when the run
+    has nothing for this scorer to judge (the tool it checks was never called). The remaining
+    steps are skipped (no judge call) and the result is *not scorable*: no score, and not a
+    failure (`ScoreResult.not_scorable`); left out of means and counted apart everywhere."""
+    return NotScorable(None if reason is None else str(reason))
 
 
 def _keep(run: Sample, results: Results, parsed: dict[str, Any]) -> Any:
@@ -71,6 +87,22 @@ class JudgeStep:
 
 StepFunction = Callable[[Sample, Results], Any]
 Step = JudgeStep | StepFunction
+
+PROMPT_OBJECT_KEYS = ("description", "create_prompt", "createPrompt", "instructions", "judge")
+
+
+def prompt_object(spec: Mapping[str, Any]) -> JudgeStep:
+    """Mastra's prompt-object `generateScore` (``{description, createPrompt, judge?}``) as a judge
+    step: ``create_prompt(run, results)`` is the user message, `ScoreAnswer` the answer's schema
+    (``{"score": x}``), ``instructions`` the system message (default: the scorer's), ``judge`` its
+    own judge. Anything else is refused, naming the keys it takes."""
+    unknown = sorted(set(spec) - set(PROMPT_OBJECT_KEYS))
+    make = spec.get("create_prompt", spec.get("createPrompt"))
+    if unknown or not callable(make):
+        raise ValueError(f"a prompt-object generate_score takes {', '.join(PROMPT_OBJECT_KEYS)} (create_prompt "
+                         f"a function of (run, results)); got keys {sorted(spec)}")
+    return JudgeStep(instructions=str(spec.get("instructions") or ""), prompt=make, schema=ScoreAnswer,
+                     judge=spec.get("judge"))
 
 
 def call_get_context(get_context: Callable[..., Any], run: Mapping[str, Any]) -> Any:

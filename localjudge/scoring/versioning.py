@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from localjudge.judge import ChatPrompt, Generation
+from localjudge.samples import RecordedRun
 from localjudge.scoring import step_runner
 from localjudge.scoring.recipe import Recipe
 
@@ -105,11 +106,18 @@ def probe(scorer: Recipe) -> tuple[list[Any], Any]:
     """The scorer run on PROBE_RUNS against `ProbeJudge`: what it sent the judge, and the results
     (or the failure, as text: user-written steps may fail, and that is still a fact)."""
     judge = ProbeJudge()
+    runs = [RecordedRun(run) for run in PROBE_RUNS]
     try:
-        outcome: Any = [result.to_dict() for result in step_runner.run_batch(scorer.probed(judge), PROBE_RUNS, "raise")]
+        outcome: Any = [result.to_dict() for result in step_runner.run_batch(scorer.probed(judge), runs, "raise")]
     except Exception as error:  # noqa: BLE001 - user-written steps: the failure is still a fact
         outcome = f"probe failed: {type(error).__name__}: {error}"
+    read = sorted(set().union(*(run.read for run in runs)))
+    if read:  # a step read the run as given (`Sample.raw`): those fields go in the results' keys too
+        outcome = {"results": outcome, RAW_READ: read}
     return judge.record, outcome
+
+
+RAW_READ = "raw fields read"
 
 
 def prompt_hash(probed: tuple[list[Any], Any]) -> str:
@@ -120,7 +128,9 @@ def prompt_hash(probed: tuple[list[Any], Any]) -> str:
 
 
 def shown_fields(probed: tuple[list[Any], Any]) -> frozenset[str]:
-    """The run fields whose text reached the judge in any prompt of a `probe` result."""
-    record, _ = probed
+    """The run fields whose text reached the judge in any prompt of a `probe` result, and, as
+    ``raw.<key>``, each key of the run as given that a step read (`Sample.raw`)."""
+    record, outcome = probed
     sent = "\n".join(message["content"] for prompt, _, _ in record for message in prompt)
-    return frozenset(name for name, marker in FIELD_MARKERS.items() if marker in sent)
+    read = outcome.get(RAW_READ, []) if isinstance(outcome, dict) else []
+    return frozenset([name for name, marker in FIELD_MARKERS.items() if marker in sent] + [f"raw.{k}" for k in read])

@@ -31,7 +31,7 @@ tbody tr{cursor:pointer}tbody tr:hover{background:#f0f5ff}tr.sel{background:#dce
 tr.unscored td.score{color:#b3261e;font-weight:600}td.num{font-variant-numeric:tabular-nums}
 td.note{max-width:360px;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;color:#3a4452}
 td.clip{max-width:240px;overflow:hidden;text-overflow:ellipsis}
-tr.unscored td.note{color:#b3261e}
+tr.unscored td.note{color:#b3261e}tr.notscorable td.score,tr.notscorable td.note{color:#6b6b6b;font-style:italic}
 #detail{flex:0 0 40%;max-width:40%;background:#fff;border:1px solid #d9dee5;border-radius:6px;padding:10px 12px;
  position:sticky;top:8px;max-height:calc(100vh - 24px);overflow:auto}
 #detail h2{font-size:15px;margin:0 0 6px;overflow-wrap:anywhere}#detail h4{margin:10px 0 3px;font-size:13px}
@@ -60,6 +60,10 @@ PAGE_JS = r"""
     if (cls) node.className = cls;
     if (text !== undefined && text !== null) node.textContent = String(text);
     return node;
+  }
+  function failed(r) { return r.score === null && r.kind !== "not_scorable"; }  // not scorable: not a failure
+  function shownScore(r) {
+    return r.score !== null ? fmt(r.score) : r.kind === "not_scorable" ? "not scorable" : "unscored";
   }
   function fmt(x) { return x === null || x === undefined ? "" : String(Math.round(x * 1000) / 1000); }
 
@@ -99,7 +103,7 @@ PAGE_JS = r"""
 
   function matches(it) {
     if (state.scorer && it.r.scorer !== state.scorer) return false;
-    if (state.unscored && it.r.score !== null) return false;
+    if (state.unscored && !failed(it.r)) return false;
     var terms = state.q.toLowerCase().split(/\s+/).filter(Boolean);
     return terms.every(function (t) { return it.hay.indexOf(t) >= 0; });
   }
@@ -113,7 +117,7 @@ PAGE_JS = r"""
         if (c !== 0) return state.desc ? -c : c;
       }
     } else {
-      var ua = a.r.score === null, ub = b.r.score === null;  // unscored rows first
+      var ua = failed(a.r), ub = failed(b.r);  // unscored (failed) rows first
       if (ua !== ub) return ua ? -1 : 1;
     }
     return a.i - b.i;
@@ -132,7 +136,7 @@ PAGE_JS = r"""
     });
   }
   function cell(it, key) {
-    if (key === "score") return el("td", "num score", it.r.score === null ? "unscored" : fmt(it.r.score));
+    if (key === "score") return el("td", "num score", shownScore(it.r));
     if (key === "prob") return el("td", "num", fmt(it.r.prob));
     if (key !== "note") {  // clipped to one line, whole in its tooltip: a 3,000-character id stays in its column
       var text = String(it.vals[key] || "");
@@ -147,7 +151,8 @@ PAGE_JS = r"""
   function renderRows(shown) {
     var body = document.createDocumentFragment();
     shown.slice(0, LIMIT).forEach(function (it) {
-      var tr = el("tr", (it.r.score === null ? "unscored" : "") + (it.i === state.open ? " sel" : ""));
+      var tr = el("tr", (failed(it.r) ? "unscored" : it.r.score === null ? "notscorable" : "") +
+        (it.i === state.open ? " sel" : ""));
       tr.dataset.index = String(it.i);
       tr.tabIndex = 0;
       shownColumns.forEach(function (col) { tr.appendChild(cell(it, col[0])); });
@@ -176,8 +181,10 @@ PAGE_JS = r"""
       var mean = scores.length ? scores.reduce(function (a, b) { return a + b; }, 0) / scores.length : null;
       var card = el("div", "hist");
       card.appendChild(el("h3", "", name));
-      card.appendChild(el("div", "sub", scores.length + " scored, " + (mine.length - scores.length) + " unscored" +
-        (mean === null ? "" : ", mean " + fmt(mean))));
+      var apart = mine.filter(function (it) { return it.r.kind === "not_scorable"; }).length;
+      var failures = mine.length - scores.length - apart;
+      card.appendChild(el("div", "sub", scores.length + " scored, " + failures + " unscored" +
+        (apart ? ", " + apart + " not scorable" : "") + (mean === null ? "" : ", mean " + fmt(mean))));
       var bars = el("div", "bars");
       bins.forEach(function (n, k) {
         var bar = el("div", n ? "bar" : "bar zero");
@@ -247,7 +254,7 @@ PAGE_JS = r"""
     box.appendChild(close);
     box.appendChild(el("h2", "", it.r.scorer + ": " + it.row.id));
     var dl = el("dl");
-    [["source", it.row.source], ["row", it.row.index], ["score", it.r.score === null ? "unscored" : fmt(it.r.score)],
+    [["source", it.row.source], ["row", it.row.index], ["score", shownScore(it.r)],
       ["prob score", fmt(it.r.prob)], ["error kind", it.r.kind || ""]].forEach(function (pair) {
       dl.appendChild(el("dt", "", pair[0]));
       dl.appendChild(el("dd", "", pair[1]));

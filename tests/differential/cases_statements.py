@@ -90,13 +90,15 @@ BIAS_CASES = [
 
 def relevancy(name: str, verdicts: list[str], expect: Outcome | Differs, *, question: str = QUESTION,
               output: str | None = None, weight: float | None = None, scale: float = 1.0,
-              mastra_options: dict[str, Any] | None = None, local_calls: int | None = None) -> Case:
+              mastra_options: dict[str, Any] | None = None, local_calls: int | None = None,
+              weight_given: bool = False) -> Case:
     """An answer relevancy case: one verdict per sentence, yes / unsure / no; Mastra's judge
     lists the same statements. Mastra's options are given whole (its defaults apply only when
-    `options` is left out), unless `mastra_options` says otherwise."""
+    `options` is left out), unless `mastra_options` says otherwise. `weight_given`: localjudge
+    gets ``uncertainty_weight=weight`` even when it is None (Mastra's options without it)."""
     sentences = SENTENCES[:len(verdicts)] if len(verdicts) <= len(SENTENCES) else [
         f"Point {i} is fine." for i in range(1, len(verdicts) + 1)]
-    options = {} if weight is None else {"uncertainty_weight": weight}
+    options = {"uncertainty_weight": weight} if weight is not None or weight_given else {}
     given = mastra_options if mastra_options is not None else {"uncertaintyWeight": 0.3 if weight is None else weight,
                                                                 "scale": scale}
     run = {"input": question, "output": " ".join(sentences) if output is None else output}
@@ -120,7 +122,8 @@ RELEVANCY_CASES = [
               Differs("rounding", mastra=0.33, local=0.32)),
     relevancy("no-input", ["yes", "yes"], Differs("no-input-relevancy", mastra=1.0, local=REFUSED), question=""),
     relevancy("options-without-weight", ["yes", "unsure", "no"],
-              Differs("relevancy-partial-options", mastra="NaN", local=2.17), scale=5, mastra_options={"scale": 5}),
+              Differs("relevancy-partial-options", mastra="NaN", local=2.17), scale=5, mastra_options={"scale": 5},
+              weight=None, weight_given=True),
     relevancy("scale-0", ["yes", "no"], Differs("scale-0", mastra=0.0, local=REFUSED), scale=0),
 ]
 
@@ -185,7 +188,8 @@ def summarization(name: str, claims: list[bool], questions: list[str], answered:
                   expect: Outcome | Differs, *, source: str | None = None, summary: str | None = None,
                   local_questions: list[str] | None = None, local_answered: list[bool] | None = None,
                   scale: float = 1.0, options: dict[str, Any] | None = None,
-                  mastra_options: dict[str, Any] | None = None, local_calls: int | None = None) -> Case:
+                  mastra_options: dict[str, Any] | None = None, local_calls: int | None = None,
+              weight_given: bool = False) -> Case:
     """A summarization case: `claims` (supported or not) per summary sentence, the questions
     drawn from the source, and whether the summary answers each. localjudge may see other
     questions (deduplicated, capped) than Mastra's judge wrote: `local_questions`."""

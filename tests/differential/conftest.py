@@ -17,6 +17,8 @@ import pytest
 from tests.differential.agreement import agreement_cases
 from tests.differential.cases import ALL_CASES, ROUNDING
 from tests.differential.cases_code import CODE_CASES
+from tests.differential.cases_custom import CUSTOM_CASES
+from tests.differential.cases_run_evals import RUN_EVALS_CASES
 from tests.differential.parity import node_ready, run_harness
 
 
@@ -30,4 +32,5 @@ def mastra(request: pytest.FixtureRequest) -> dict[str, dict[str, Any]]:
             pytest.fail(why)
         pytest.skip(why)
     return run_harness([*(case.for_mastra() for case in ALL_CASES), *(case.for_mastra() for case in CODE_CASES),
+                        *(case.for_mastra() for case in CUSTOM_CASES), *(case.for_mastra() for case in RUN_EVALS_CASES),
                         *agreement_cases(), {"id": "rounding", "round": list(ROUNDING)}])

@@ -16,6 +16,7 @@ pinned outcome. docs/mastra-parity.md lists the same entries: the table is close
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -113,11 +114,12 @@ class LocalOutcome:
     detail: str  # the error, or the result's step results, for a failing test's message
 
 
-def run_local(case: Case) -> LocalOutcome:
-    """localjudge's scorer on the case's run, with the case's answers scripted."""
+def run_local(case: Case, compat: str = "localjudge") -> LocalOutcome:
+    """localjudge's scorer on the case's run, with the case's answers scripted (a NaN score is
+    ``"NaN"``, as `mastra_outcome` gives Mastra's)."""
     judge = make_fake_judge(case.answers)
     try:
-        scorer = build_scorer(case.scorer, judge, scale=case.scale, options=case.options)
+        scorer = build_scorer(case.scorer, judge, scale=case.scale, options=case.options, compat=compat)
         result = scorer.run(case.run)
     except (InvalidRunError, ValueError) as error:
         return LocalOutcome(REFUSED, len(judge.calls), f"{type(error).__name__}: {error}")
@@ -125,7 +127,7 @@ def run_local(case: Case) -> LocalOutcome:
         return LocalOutcome(REFUSED, len(judge.calls), f"unscored: {result.error}")
     detail = json.dumps({"preprocess": result.preprocess_step_result, "analyze": result.analyze_step_result},
                         default=str)
-    return LocalOutcome(result.score, len(judge.calls), detail)
+    return LocalOutcome("NaN" if math.isnan(result.score) else result.score, len(judge.calls), detail)
 
 
 def mastra_outcome(result: Mapping[str, Any]) -> Outcome:

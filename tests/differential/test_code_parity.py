@@ -16,13 +16,14 @@ from localjudge.scorers import CODE_SCORERS, build_scorer
 from localjudge.scoring import round_half_up
 from tests.differential.agreement import AGREEMENT, SCORERS, runs
 from tests.differential.cases_code import CODE_CASES, CODE_FACTORIES, SAME, CodeCase
+from tests.differential.differences import DIFFERENCES
 from tests.differential.parity import REFUSED, ROOT, Differs, mastra_outcome
 
 
-def local_result(case: CodeCase) -> tuple[Any, Any]:
+def local_result(case: CodeCase, compat: str = "localjudge") -> tuple[Any, Any]:
     """(outcome, result): localjudge's score, or `REFUSED` for a run refused or left unscored."""
     try:
-        result = build_scorer(case.scorer, None, options=case.options).run(case.run)
+        result = build_scorer(case.scorer, None, options=case.options, compat=compat).run(case.run)
     except (InvalidRunError, ValueError) as error:
         return REFUSED, error
     return (REFUSED if result.score is None else result.score), result
@@ -46,6 +47,21 @@ def test_code_case(case: CodeCase, mastra: dict[str, dict[str, Any]]) -> None:
         assert result.preprocess_step_result[mine] == found["preprocessStepResult"][named], (mine, context)
     if case.reason:
         assert result.reason == found["reason"], context
+
+
+@pytest.mark.parametrize("case", CODE_CASES, ids=lambda c: c.id)
+def test_code_case_as_mastra(case: CodeCase, mastra: dict[str, dict[str, Any]]) -> None:
+    """Under compat="mastra" every code scorer and check gives Mastra's own number, unrounded,
+    except on a difference the table keeps (its `compat` column says why)."""
+    found = mastra[case.id]
+    theirs = mastra_outcome(found)
+    ours, result = local_result(case, compat="mastra")
+    context = f"Mastra: {found}\nlocaljudge (compat=mastra): {result}"
+    if isinstance(case.expect, Differs) and not DIFFERENCES[case.expect.what].switched:
+        local = case.expect.local
+        assert ours == local or (isinstance(local, float) and math.isclose(ours, local, abs_tol=0.005)), context
+    else:
+        assert ours == theirs, context
 
 
 def test_every_code_scorer_has_cases() -> None:

@@ -41,9 +41,11 @@ RULES: dict[str, set[str]] = {
     "evaluation": LOW | {"samples", "scoring"},
     "live": LOW | {"samples", "scoring", "evaluation"},
     "view": LOW | {"evaluation"},
+    "mastra_store": LOW | {"samples", "scoring", "evaluation"},  # DB drivers only inside its connection's functions
     "bench": LOW | {"samples", "scoring", "scorers", "evaluation"},
+    "cluster": LOW | {"samples", "scoring", "scorers", "engines", "evaluation"},  # ray: inside runner's functions
     "cli": LOW | {"samples", "scoring", "scorers", "engines", "engines.transformers", "engines.vllm", "engines.server",
-                  "evaluation", "live", "view", "bench"},
+                  "evaluation", "live", "view", "bench", "mastra_store", "cluster"},
     "facade": LOW | {"samples", "scoring", "scorers", "engines.transformers", "evaluation", "live", "bench"},
 }
 # torch and transformers; vLLM; numpy and matplotlib; every command: imported inside a function where needed
@@ -176,6 +178,8 @@ def test_every_module_belongs_to_a_unit_with_rules() -> None:
     ("localjudge.samples.runs", "from localjudge import Sample\n", "facade"),
     ("localjudge.scorers.bias", "from localjudge.scoring.schemas import Reason\n", "entry module"),
     ("localjudge.bench.data", "def f():\n    from localjudge.evaluation import read_table\n", "inside a function"),
+    ("localjudge.cluster.plan", "from localjudge.cli.shared import Bars\n", "may not import"),
+    ("localjudge.evaluation.store", "from localjudge.cluster import JudgeSpec\n", "may not import"),
     ("localjudge.scoring.step_runner", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                                        "    from localjudge.scoring.scorer import Scorer\n", "cycle"),
 ])

@@ -12,10 +12,17 @@
 //   - answers: the judge's answers to the JSON steps (preprocess, analyze, a prompt-object
 //     generateScore), in order, each a JSON value (sent as its JSON text) or a string (sent as
 //     is). A free-text step (generateReason) is answered "Scripted reason." and uses none.
+//   or {"id": "...", "custom": "glutenCheckerScorer", "run": {...}, "answers": [...]}: a custom scorer
+//     of custom_scorers.mjs (Mastra's docs' own, a function of the judge's model), run the same way.
 //   or {"id": "...", "round": [numbers]}: Mastra's roundToTwoDecimals of each number.
+//   or {"id": "...", "runEvals": {"replies": [...], "data": [...], "scorers": [...], "gates": [...]}}: Mastra's
+//     runEvals on an Agent whose model gives `replies` in order, with custom_scorers.mjs's evalScorers named
+//     for scorers and gates (a scorer entry is a name or {"scorer": name, "threshold": t}; an item's turns name
+//     theirs the same way). Its result is returned as it is: {"id", "result"}.
 // stdout: a JSON list, one object per case, in order:
 //   {"id", "score" (absent when none; "NaN" for NaN), "notScorable", "error" (a thrown error's message, with
-//    "stage": "create" or "run"), "reason", "preprocessStepResult", "analyzeStepResult",
+//    "stage": "create" or "run"), "reason", "preprocessStepResult", "analyzeStepResult", "prompts" (the
+//    prompt-object steps' user messages by step: analyze, generateScore, generateReason),
 //    "calls": ["json" | "text", ...] (the judge calls made), "unused": answers left over}
 //   or {"id", "rounded": [numbers]}.
 // Mastra's telemetry is off; the judge is the AI SDK's MockLanguageModelV2 (doGenerate and
@@ -28,6 +35,7 @@ for (const name of ["log", "info", "warn", "debug"]) console[name] = console.err
 const { MockLanguageModelV2 } = await import("ai/test");
 const prebuilt = await import("@mastra/evals/scorers/prebuilt");
 const { roundToTwoDecimals, extractTrajectory } = await import("@mastra/evals/scorers/utils");
+const custom = await import("./custom_scorers.mjs");
 
 const JSON_STEP = "Return only valid JSON"; // Mastra's schema injection ends every JSON step's prompt
 const REASON = "Scripted reason.";
@@ -82,15 +90,55 @@ function message(error) {
   return error?.message ?? String(error);
 }
 
+async function runEvalsCase(c) {
+  const { Agent } = await import("@mastra/core/agent");
+  const { runEvals } = await import("@mastra/core/evals");
+  const replies = [...c.runEvals.replies];
+  const next = () => replies.shift() ?? "";
+  const model = new MockLanguageModelV2({
+    doGenerate: async () => ({ content: [{ type: "text", text: next() }], finishReason: "stop", usage, warnings: [] }),
+    doStream: async () => {
+      const text = next();
+      return {
+        stream: new ReadableStream({
+          start(controller) {
+            for (const part of [
+              { type: "stream-start", warnings: [] }, { type: "text-start", id: "t" },
+              { type: "text-delta", id: "t", delta: text }, { type: "text-end", id: "t" },
+              { type: "finish", finishReason: "stop", usage },
+            ]) controller.enqueue(part);
+            controller.close();
+          },
+        }),
+      };
+    },
+  });
+  const agent = new Agent({ id: "target", name: "target", instructions: "Answer.", model });
+  const pick = (name) => custom.evalScorers[name];
+  const entry = (e) => (typeof e === "string" ? pick(e) : { scorer: pick(e.scorer), threshold: e.threshold });
+  const data = c.runEvals.data.map((item) => (item.turns ? {
+    ...item, turns: item.turns.map((t) => ({ input: t.input, gates: t.gates?.map(pick), scorers: t.scorers?.map(entry) })),
+  } : item));
+  try {
+    const result = await runEvals({ data, target: agent, scorers: (c.runEvals.scorers ?? []).map(entry),
+                                    gates: c.runEvals.gates?.map(pick) });
+    return { id: c.id, result, unused: replies.length };
+  } catch (error) {
+    return { id: c.id, error: message(error), stage: "run" };
+  }
+}
+
 async function runCase(c) {
   if (c.round) return { id: c.id, rounded: c.round.map(roundToTwoDecimals) };
+  if (c.runEvals) return runEvalsCase(c);
   const calls = [];
   const { model, left } = scriptedModel(c.answers ?? [], calls);
-  const factory = prebuilt[c.factory];
+  const factory = c.custom ? custom[c.custom] : prebuilt[c.factory];
   if (typeof factory !== "function") return { id: c.id, error: `no factory ${c.factory}`, stage: "create", calls };
   let scorer;
   try {
-    scorer = c.positional ? factory(...withFunctions(c.positional)) : factory({ model, ...withFunctions(c.args ?? {}) });
+    scorer = c.custom ? factory(model) : c.positional ? factory(...withFunctions(c.positional))
+      : factory({ model, ...withFunctions(c.args ?? {}) });
   } catch (error) {
     return { id: c.id, error: message(error), stage: "create", calls, unused: left() };
   }
@@ -100,6 +148,7 @@ async function runCase(c) {
     return {
       id: c.id, score: Number.isNaN(r.score) ? "NaN" : r.score, notScorable: r.notScorable, reason: r.reason,
       preprocessStepResult: r.preprocessStepResult, analyzeStepResult: r.analyzeStepResult, calls, unused: left(),
+      prompts: { analyze: r.analyzePrompt, generateScore: r.generateScorePrompt, generateReason: r.generateReasonPrompt },
     };
   } catch (error) {
     const cause = error?.cause ? `: ${message(error.cause)}` : "";

@@ -2,8 +2,9 @@
 
 Under load (hundreds of calls from several threads) every sampled call is scored exactly once and
 none is lost when the scorer closes; overflow is counted, never silent; the sampling rate is
-honoured and seeded; a slow judge never slows the wrapped function; the store is readable while
-the worker writes; an exiting interpreter drains the queue first.
+honoured and decided by each run's id (Mastra's hash: test_live_sampling.py); a slow judge never
+slows the wrapped function; the store is readable while the worker writes; an exiting
+interpreter drains the queue first.
 """
 
 from __future__ import annotations
@@ -90,12 +91,13 @@ def test_overflow_is_counted_not_silent(tmp_path: Path, caplog: pytest.LogCaptur
 @pytest.mark.parametrize(("spec", "low", "high"), [({"type": "ratio", "rate": 0.25}, 0.22, 0.28),
                                                    (0.1, 0.08, 0.12), ({"type": "every", "n": 4}, 0.25, 0.25),
                                                    (None, 1.0, 1.0), ({"type": "ratio", "rate": 0}, 0.0, 0.0)])
-def test_sampling_rate_is_honoured_and_seeded(spec: Any, low: float, high: float) -> None:
-    sampler = Sampler(spec, seed=7)
-    picks = [sampler() for _ in range(4000)]
+def test_sampling_rate_is_honoured_and_the_same_runs_are_picked_again(spec: Any, low: float, high: float) -> None:
+    runs = [{"run_id": f"run-{i}"} for i in range(4000)]
+    sampler = Sampler(spec)
+    picks = [sampler(run) for run in runs]
     assert low <= sum(picks) / len(picks) <= high
-    again = Sampler(spec, seed=7)
-    assert [again() for _ in range(4000)] == picks  # same seed, same calls scored
+    again = Sampler(spec)
+    assert [again(run) for run in runs] == picks  # the same runs, the same calls scored
 
 
 @pytest.mark.parametrize("spec", [{"type": "ratio", "rate": 1.5}, {"type": "every", "n": 0}, {"type": "sometimes"}])

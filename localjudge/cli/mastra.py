@@ -1,0 +1,142 @@
+"""`localjudge score --mastra-store URL`: score the runs a Mastra app stored, and write the scores
+back into its storage as Mastra score rows (see `localjudge.mastra_store`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from localjudge.cli import shared
+from localjudge.cli.outputs import check_output_file, hold_run
+from localjudge.cli.shared import (
+    Bars,
+    CliError,
+    build_scorers,
+    check_numbers,
+    check_scorers,
+    markdown_table,
+    parse_scorer_options,
+    parse_scorers,
+    summary_rows,
+)
+from localjudge.evaluation import WRITE_SUFFIXES, ResultStore, score_runs, to_dataset, with_results, write_table
+from localjudge.mastra_store import (
+    EXPERIMENT_RESULTS,
+    EXPERIMENTS,
+    SCORES,
+    SPANS,
+    Selection,
+    Store,
+    StoreError,
+    check_tables,
+    judged_results,
+    open_store,
+    read_agent_runs,
+    read_experiment_runs,
+    scorer_id,
+    write_scores,
+)
+from localjudge.samples import to_sample
+from localjudge.scorers import needs_judge
+
+
+def add_mastra_flags(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("Mastra storage (instead of --data; see docs/mastra-storage.md)")
+    group.add_argument("--mastra-store", default=None, metavar="URL",
+                       help="score the agent runs in a Mastra app's storage (file:PATH for LibSQL, or "
+                            "postgresql://...) and write the scores back to its mastra_scorers table")
+    group.add_argument("--mastra-agent", default=None, metavar="IDS", help="only these agents (comma-separated ids)")
+    group.add_argument("--mastra-since", default=None, metavar="TIME", help="only runs started at or after TIME (ISO)")
+    group.add_argument("--mastra-until", default=None, metavar="TIME", help="only runs started before TIME (ISO)")
+    group.add_argument("--mastra-trace", default=None, metavar="IDS", help="only these traces (comma-separated ids)")
+    group.add_argument("--mastra-sample", type=float, default=None, metavar="RATE",
+                       help="score this share of the runs (0-1), the same runs every time (a hash of the trace id)")
+    group.add_argument("--mastra-unscored", action="store_true",
+                       help="only runs not yet scored by every scorer asked for (any judge)")
+    group.add_argument("--mastra-experiment", default=None, metavar="ID",
+                       help="score an experiment's results instead, with their dataset items' ground truth")
+
+
+def _ids(text: str | None) -> tuple[str, ...]:
+    return tuple(t.strip() for t in text.split(",") if t.strip()) if text else ()
+
+
+def run_mastra_score(args: argparse.Namespace) -> int:
+    names = parse_scorers(args.scorer)
+    options = parse_scorer_options(args.scorer_option, names)
+    check_scorers([(name, args.scale, args.mode) for name in names], options, compat=args.compat)
+    judged_by_model = any(needs_judge(name, mode=args.mode, options=options.get(name)) for name in names)
+    check_numbers(args, engine=judged_by_model)
+    if args.out:
+        check_output_file(args.out, WRITE_SUFFIXES, "--out")
+    selection = Selection(entity_ids=_ids(args.mastra_agent), since=args.mastra_since, until=args.mastra_until,
+                          trace_ids=_ids(args.mastra_trace), sample_rate=args.mastra_sample,
+                          unscored_by=tuple(scorer_id(n) for n in names) if args.mastra_unscored else (),
+                          limit=args.limit)
+    try:
+        store = open_store(args.mastra_store)
+    except StoreError as error:
+        raise CliError(str(error)) from None
+    try:
+        tables = (EXPERIMENTS, EXPERIMENT_RESULTS, SPANS, SCORES) if args.mastra_experiment else (SPANS, SCORES)
+        columns = check_tables(store, tables)  # before the model loads
+        runs = read_experiment_runs(store, args.mastra_experiment)[:args.limit] if args.mastra_experiment \
+            else read_agent_runs(store, selection)
+        if not runs:
+            print("no runs selected in the Mastra store: nothing to score", file=sys.stderr)
+            return 0
+        print(f"read {len(runs)} runs from the Mastra store", file=sys.stderr)
+        lock = hold_run(Path(f"{args.out}.progress"), f"--out {args.out}") if args.out and not args.no_resume \
+            else None
+        try:
+            return _score(args, names, options, runs, store, columns[SCORES], judged_by_model)
+        finally:
+            if lock is not None:
+                lock.release()
+    except StoreError as error:
+        raise CliError(str(error)) from None
+    finally:
+        store.close()
+
+
+def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOptions, runs: list[dict[str, Any]],
+           store: Store, score_columns: dict[str, str], judged_by_model: bool) -> int:
+    resume = ResultStore(Path(f"{args.out}.progress")) if args.out and not args.no_resume else None
+    judge = shared.build_judge(args) if judged_by_model else None
+    scorers = build_scorers(names, judge, args.scale, args.mode, options, compat=args.compat)
+    bars = Bars(len(runs), not args.quiet)
+    start = time.perf_counter()
+    try:
+        results, summary = score_runs(runs, scorers, batch_size=args.batch_size, store=resume, progress=bars)
+    finally:
+        bars.close()
+    judged = judged_results(runs, results, scorers)
+    written = write_scores(store, judged, score_columns)
+    unscored = [j for j in judged if not j.result.scored]
+    print(f"wrote {written} new score rows to mastra_scorers ({sum(j.result.scored for j in judged) - written} "
+          f"already there); {len(unscored)} unscored, not written", file=sys.stderr)
+    for item in unscored:
+        print(f"  unscored [{item.run.get('run_id')}] {item.scorer_name}: {item.result.error_kind}: "
+              f"{item.result.error}", file=sys.stderr)
+    if args.out:
+        write_table(with_results(to_dataset([_row(run) for run in runs]), results), args.out)
+        print(f"wrote {len(runs)} rows to {args.out}", file=sys.stderr)
+    print(markdown_table(summary_rows(summary)))
+    print(f"({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+    return 0
+
+
+def _row(run: dict[str, Any]) -> dict[str, Any]:
+    """A run as one row of localjudge's own result file: its ids and texts."""
+    origin = run.get("mastra") or {}
+    try:
+        sample = to_sample(run)
+        texts: dict[str, str | None] = {"input": sample.input, "output": sample.output}
+    except Exception:  # noqa: BLE001 - an unreadable run still gets its row (its results say why)
+        texts = {"input": None, "output": None}
+    return {"run_id": run.get("run_id"), **texts, "mastra_trace_id": origin.get("traceId"),
+            "mastra_span_id": origin.get("spanId"), "mastra_entity_id": origin.get("entityId"),
+            "mastra_thread_id": origin.get("threadId"), "mastra_dataset_item_id": origin.get("datasetItemId")}

@@ -1,0 +1,217 @@
+"""A Ray run's plan, without Ray: what the judges are, which batches go out, what each actor does
+with a batch, and how the results come back into the rows.
+
+The driver reads the rows with localjudge's own reader and cuts them into judge batches here
+(`plan_batches`: longest first within windows, as `evaluate` does). One Ray item is one judge
+batch, pickled: its composition is this plan's, and a batch whose actor dies every time costs
+that batch only. An actor scores a batch with `score_batch`, which runs `score_runs` (the engine
+under `evaluate`: one judge call per step per batch, out-of-memory halving, unreadable rows
+recorded) once per scorer on the rows not already done, and returns per row and scorer the
+result key and the result (None where the key was done: the driver has that result already).
+The driver's `Collector` stores each batch's fresh results as it comes back (`ResultStore`:
+exactly once by key) and assembles the same columns `evaluate` returns.
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from localjudge.engines import check_engine, check_model_dir, load_judge
+from localjudge.evaluation import ResultStore, ScorerSummary, result_key, score_runs, summarize
+from localjudge.evaluation import result_from_dict as stored_result
+from localjudge.judge import Judge
+from localjudge.result import TRANSIENT_ERRORS, ScoreResult
+from localjudge.scorers import build_scorer
+from localjudge.scoring import Scorer
+
+WINDOW_BATCHES = 16  # as `evaluate`: rows are length-sorted within windows of this many batches
+Outcome = dict[str, tuple[str | None, dict[str, Any] | None]]  # scorer -> (result key, result; None: done)
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """How each actor loads its judge: `load_judge(model, engine=engine, **options)`.
+
+    The model is a local path, the same on every node (or on a shared mount); nothing is
+    downloaded. `check` runs on the driver before any actor starts.
+    """
+
+    model: str | None
+    engine: str = "transformers"
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    def check(self) -> None:
+        """The options fit the engine and a local engine's model path is a model (`ModelPathError`,
+        one line): a bad path fails here, not in every actor."""
+        check_engine(self.engine, dict(self.options))
+        if self.engine != "server":
+            if self.model is None:
+                raise ValueError(f"the {self.engine} engine needs a local model path")
+            check_model_dir(self.model, allow_pickle=bool(self.options.get("allow_pickle")))
+        elif "base_url" not in self.options:
+            raise ValueError("the server engine needs base_url (the server's URL, e.g. http://127.0.0.1:8000/v1)")
+
+    def load(self) -> Judge:
+        return load_judge(None if self.model is None else str(Path(self.model)), engine=self.engine,
+                          **dict(self.options))
+
+
+@dataclass(frozen=True)
+class ScorerSpec:
+    """One scorer by name, as `localjudge score --scorer` and a sweep's entries give it."""
+
+    name: str
+    scale: float = 1.0
+    mode: str = "pipeline"
+    options: Mapping[str, Any] = field(default_factory=dict)
+    compat: str = "localjudge"  # "mastra": Mastra 1.10.2's numbers (see `localjudge.scoring.compat`)
+
+
+ScorerFactory = Callable[[Judge | None], Sequence[Scorer]]  # an actor's judge -> its scorers
+JudgeSource = JudgeSpec | Callable[[], Judge] | None  # a spec, a picklable function, or no judge
+
+
+def build_specs(specs: Sequence[ScorerSpec], judge: Judge | None) -> list[Scorer]:
+    return [build_scorer(s.name, judge, scale=s.scale, mode=s.mode, options=dict(s.options), compat=s.compat)
+            for s in specs]
+
+
+def scorer_factory(scorers: Sequence[ScorerSpec] | ScorerFactory) -> ScorerFactory:
+    """A function building the scorers on an actor's judge (picklable: specs become a partial)."""
+    if callable(scorers):
+        return scorers
+    return functools.partial(build_specs, tuple(scorers))
+
+
+def load_source(judge: JudgeSource) -> Judge | None:
+    """The judge of a source, loaded (in the actor)."""
+    if judge is None:
+        return None
+    return judge.load() if isinstance(judge, JudgeSpec) else judge()
+
+
+def _size(run: Mapping[str, Any]) -> int:
+    return len(str(run.get("output", ""))) + len(str(run.get("context", "")))
+
+
+def plan_batches(runs: Sequence[Mapping[str, Any]], batch_size: int,
+                 indices: Sequence[int] | None = None) -> list[list[int]]:
+    """Row indices in judge batches: longest first within each window of `WINDOW_BATCHES` batches."""
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    chosen = list(range(len(runs))) if indices is None else list(indices)
+    window = batch_size * WINDOW_BATCHES
+    batches = []
+    for start in range(0, len(chosen), window):
+        chunk = sorted(chosen[start:start + window], key=lambda i: (-_size(runs[i]), i))
+        batches += [chunk[j:j + batch_size] for j in range(0, len(chunk), batch_size)]
+    return batches
+
+
+def pack(batch: Sequence[int], runs: Sequence[Mapping[str, Any]]) -> bytes:
+    """One Ray item: a batch's (row index, run) pairs, pickled (any cell type travels as it is)."""
+    return pickle.dumps([(i, dict(runs[i])) for i in batch], protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def score_packed(scorers: Sequence[Scorer], packed: bytes, done: Collection[str]) -> bytes:
+    """An actor's work on one item: `score_batch` on its runs, pickled with their row indices."""
+    rows = pickle.loads(packed)  # noqa: S301 - our own driver's item
+    outcomes = score_batch(scorers, [run for _, run in rows], done)
+    return pickle.dumps([(index, outcome) for (index, _), outcome in zip(rows, outcomes, strict=True)],
+                        protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def score_batch(scorers: Sequence[Scorer], runs: Sequence[Mapping[str, Any]], done: Collection[str]) -> list[Outcome]:
+    """Score one batch with each scorer, skipping rows whose key is in `done`.
+
+    Per scorer, the rows not done go through `score_runs` as one batch (one judge call per step);
+    a row that cannot be read is recorded there as `invalid_run` (its key is None).
+
+    Returns:
+        Per row, per scorer: (result key, the result as a dict; None when the key was done).
+    """
+    outcomes: list[Outcome] = [{} for _ in runs]
+    for scorer in scorers:
+        keys: list[str | None] = []
+        for run in runs:
+            try:
+                keys.append(result_key(scorer.key, scorer.sample(run), scorer.shown_fields))
+            except Exception:  # noqa: BLE001 - `score_runs` records it as invalid_run
+                keys.append(None)
+        pending = [i for i, key in enumerate(keys) if key is None or key not in done]
+        for i, key in enumerate(keys):
+            if i not in pending:
+                outcomes[i][scorer.name] = (key, None)
+        if pending:
+            results, _ = score_runs([runs[i] for i in pending], [scorer], batch_size=len(pending))
+            for i, result in zip(pending, results[scorer.name], strict=True):
+                outcomes[i][scorer.name] = (keys[i], result.to_dict())
+    return outcomes
+
+
+class Collector:
+    """The driver's side: results per row and scorer as batches come back, stored a batch at a time.
+
+    Args:
+        names: The scorers' names, in column order.
+        run_ids: Each row's run id (for rows lost to dead actors).
+        store: Where fresh results are appended (None: not kept).
+        done: The store's results by key, loaded before the run (what `resumed` outcomes point at).
+    """
+
+    def __init__(self, names: Sequence[str], run_ids: Sequence[str | None], store: ResultStore | None,
+                 done: Mapping[str, Mapping[str, Any]]) -> None:
+        self.names, self.run_ids, self.store, self.done = list(names), list(run_ids), store, done
+        self.results: dict[str, dict[int, ScoreResult]] = {name: {} for name in names}
+        self.resumed = dict.fromkeys(names, 0)
+        self.tokens = dict.fromkeys(names, 0)
+
+    def add(self, rows: Sequence[tuple[int, Outcome]]) -> None:
+        """One batch's outcomes: kept, and the fresh ones that are not transient stored (one fsync)."""
+        records = []
+        for index, outcome in rows:
+            if self.complete(index):
+                continue  # a retried batch's second answer: each row once
+            for name in self.names:
+                key, data = outcome[name]
+                if data is None:
+                    assert key is not None
+                    self.results[name][index] = stored_result(self.done[key])
+                    self.resumed[name] += 1
+                    continue
+                result = self.results[name][index] = stored_result(data)
+                self.tokens[name] += result.new_tokens
+                if key is not None and result.error_kind not in TRANSIENT_ERRORS:
+                    records.append((key, result))
+        if self.store is not None:
+            self.store.append(records)
+
+    def lose(self, indices: Sequence[int], error: str) -> None:
+        """Rows no actor could finish: unscored (`judge_failed`, so never stored: the next run tries
+        them again), with `error`."""
+        for index in indices:
+            for name in self.names:
+                self.results[name].setdefault(
+                    index, ScoreResult.unscored(self.run_ids[index], name, "judge_failed", f"judge failed: {error}"))
+
+    def complete(self, index: int) -> bool:
+        return all(index in by_index for by_index in self.results.values())
+
+    def missing(self, indices: Sequence[int]) -> list[int]:
+        """The rows of `indices` without a result from every scorer yet."""
+        return [i for i in indices if not self.complete(i)]
+
+    def in_order(self, indices: Sequence[int]) -> dict[str, list[ScoreResult]]:
+        """Per scorer, one result per row of `indices`, in their order."""
+        return {name: [self.results[name][i] for i in indices] for name in self.names}
+
+    def summary(self, indices: Sequence[int], seconds: float) -> dict[str, ScorerSummary]:
+        """Per scorer, `evaluate`'s figures; `seconds` is the whole run's (the scorers ran together)."""
+        return {name: summarize(name, results, resumed=self.resumed[name], seconds=seconds,
+                                new_tokens=self.tokens[name])
+                for name, results in self.in_order(indices).items()}

@@ -1,0 +1,263 @@
+"""`evaluate_on_ray`: `evaluate`'s work on a Ray cluster, through Ray Data.
+
+Ray schedules; localjudge judges. The driver reads and plans (`localjudge.cluster.plan`), Ray Data
+hands each judge batch to a pool of actors, each holding one judge (its GPUs: `gpus_per_judge`)
+and the scorers built on it, and the driver stores each batch's results as it comes back
+(`iter_batches` over the mapped dataset: an interrupt loses at most the batches in flight).
+
+Faults: an actor that dies (its process killed, its node gone) is restarted by Ray and its batch
+retried, `max_retries` times. A batch that still fails is dropped by Ray Data
+(`DataContext.max_errored_blocks`), found missing by the driver and sent again one row per item;
+a row that kills its actor every time then ends unscored (`judge_failed`, with why), never lost,
+never hanging the run, and is tried again by the next run (transient results are not stored).
+
+Ray is imported here only, inside functions: `import localjudge` and `localjudge.cluster` never
+load it. Nothing leaves the machine: usage stats off, no dashboard, `HF_HUB_OFFLINE=1` (and the
+other hubs' offline switches) in every actor.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from localjudge.cluster.plan import (
+    Collector,
+    JudgeSource,
+    JudgeSpec,
+    ScorerFactory,
+    ScorerSpec,
+    load_source,
+    pack,
+    plan_batches,
+    score_packed,
+    scorer_factory,
+)
+from localjudge.evaluation import (
+    Columns,
+    Evaluation,
+    ResultStore,
+    check_result_columns,
+    rows_to_runs,
+    to_dataset,
+    with_results,
+)
+from localjudge.judge import FakeJudge
+
+log = logging.getLogger(__name__)
+
+OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+               "RAY_USAGE_STATS_ENABLED": "0"}
+Progress = Callable[[str, int], None]  # (scorer name, rows just finished), as `evaluate`'s
+RAY_MISSING = "the Ray path needs ray: pip install 'localjudge-evals[ray]' (or scripts/setup_ray.sh in a checkout)"
+
+
+class RayMissingError(ImportError):
+    """`ray` is not installed."""
+
+
+class ClusterError(RuntimeError):
+    """The run failed on the cluster (an actor could not start its judge, the cluster went away):
+    one line, the error raised there; Ray's logs have the rest."""
+
+
+def evaluate_on_ray(
+    data: Any,
+    scorers: Sequence[ScorerSpec] | ScorerFactory,
+    judge: JudgeSource,
+    *,
+    address: str | None = None,
+    judges: int = 1,
+    gpus_per_judge: float = 0.0,
+    cpus_per_judge: float = 1.0,
+    batch_size: int = 8,
+    columns: Columns = Columns(),
+    store: ResultStore | None = None,
+    progress: Progress | None = None,
+    max_retries: int = 2,
+    env_vars: Mapping[str, str] | None = None,
+) -> Evaluation:
+    """Score every row with every scorer on a Ray cluster: `evaluate`'s rows, columns and keys.
+
+    Args:
+        data: A `datasets.Dataset` or a list of dicts (read it with `read_table`).
+        scorers: `ScorerSpec`s, or a picklable function building the scorers on a judge (each
+            actor calls it with its own judge).
+        judge: How each actor gets its judge: a `JudgeSpec` (checked here, before anything starts),
+            a picklable function returning a judge, or None when every scorer is model-free.
+        address: The Ray cluster (``"auto"``, ``"ray://head:10001"``); None: the one Ray finds
+            (``RAY_ADDRESS``, a cluster started on this machine) or a new local one. When Ray is
+            already initialised in this process, that cluster is used and left running.
+        judges: Actors, one judge each.
+        gpus_per_judge: GPUs each actor holds (0: CPU; 2 with ``tensor_parallel_size=2`` on vLLM).
+        cpus_per_judge: CPUs each actor holds.
+        batch_size: Rows per judge call (one Ray item, one actor call).
+        columns: Where the input, output, context and run id live.
+        store: Resume log: rows whose key is in it are not judged again; each batch's results are
+            appended as it comes back.
+        progress: Called after each batch with each scorer's name and the rows finished.
+        max_retries: Times Ray retries a batch whose actor died, before the fallback.
+        env_vars: More environment variables for the actors.
+
+    Returns:
+        An `Evaluation` like `evaluate`'s (its `samples` empty: the samples were made in the actors).
+    """
+    started = time.perf_counter()
+    factory = scorer_factory(scorers)
+    names = [s.name for s in factory(FakeJudge({}))]  # builds each scorer once here: a bad option fails now
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f"give at least one scorer, each once; got {names}")
+    dataset = to_dataset(data)
+    check_result_columns(dataset.column_names, names)
+    runs = rows_to_runs(dataset, columns)
+    batches = plan_batches(runs, batch_size)  # checks batch_size
+    if judges < 1 or gpus_per_judge < 0 or cpus_per_judge <= 0 or max_retries < 0:
+        raise ValueError(f"judges must be at least 1, gpus_per_judge at least 0, cpus_per_judge above 0 and "
+                         f"max_retries at least 0; got {judges}, {gpus_per_judge}, {cpus_per_judge}, {max_retries}")
+    if isinstance(judge, JudgeSpec):
+        judge.check()  # a bad model path: one line, before any actor starts
+    done = store.load() if store is not None else {}
+    collector = Collector(names, [run.get("run_id") for run in runs], store, done)
+    with ray_session(address) as ray:
+        try:
+            _run(ray, runs, batches, collector, names, judge, factory, frozenset(done), judges=judges,
+                 gpus=gpus_per_judge, cpus=cpus_per_judge, retries=max_retries, env={**OFFLINE_ENV, **(env_vars or {})},
+                 progress=progress)
+        except ray.exceptions.RayError as error:  # the cause's own line, not Ray's pages of traceback
+            lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+            raise ClusterError(f"the Ray run failed: {lines[-1] if lines else type(error).__name__} "
+                               "(Ray's logs have the rest)") from error
+    indices = list(range(len(runs)))
+    results = collector.in_order(indices)
+    return Evaluation(with_results(dataset, results), collector.summary(indices, time.perf_counter() - started),
+                      results)
+
+
+def _run(ray: Any, runs: Sequence[Mapping[str, Any]], batches: list[list[int]], collector: Collector,
+         names: Sequence[str], judge: JudgeSource, factory: ScorerFactory, done: frozenset[str], *, judges: int,
+         gpus: float, cpus: float, retries: int, env: Mapping[str, str], progress: Progress | None) -> None:
+    """Every batch through the actor pool, then the rows of batches Ray gave up on, one at a time."""
+    if progress:
+        for name in names:
+            progress(name, 0)  # starts each scorer's clock, as `evaluate` does
+    pool = _Pool(ray, judge, factory, done, judges=judges, gpus=gpus, cpus=cpus, retries=retries, env=env)
+    for rows in pool.score([pack(batch, runs) for batch in batches]):
+        _take(collector, rows, names, progress)
+    missing = collector.missing(range(len(runs)))
+    if missing:  # batches Ray gave up on: each row alone, so one bad row costs only itself
+        log.warning("%d row(s) lost with their batches' actors; trying them one at a time", len(missing))
+        for rows in pool.score([pack([i], runs) for i in missing]):
+            _take(collector, rows, names, progress)
+    collector.lose(collector.missing(range(len(runs))),
+                   f"the Ray actor scoring this row died on each of {retries + 1} tries in its batch and "
+                   f"{retries + 1} alone (see the Ray logs); the next run tries it again")
+
+
+def _take(collector: Collector, rows: Sequence[tuple[int, Any]], names: Sequence[str],
+          progress: Progress | None) -> None:
+    fresh = [i for i, _ in rows if not collector.complete(i)]
+    collector.add(rows)
+    if progress:
+        for name in names:
+            progress(name, len(fresh))
+
+
+@contextmanager
+def ray_session(address: str | None = None) -> Iterator[Any]:
+    """The `ray` module, connected: to the cluster Ray is already initialised with in this process
+    (left running), else to `address` (None: the one Ray finds, or a new local one), shut down at
+    the end. Usage stats off, no dashboard."""
+    ray = _import_ray()
+    if ray.is_initialized():
+        yield ray
+        return
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
+    try:
+        yield ray
+    finally:
+        ray.shutdown()
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+        import ray.data  # noqa: F401 - Ray Data is the extra's, not plain ray's
+    except ImportError:
+        raise RayMissingError(RAY_MISSING) from None
+    return ray
+
+
+class _Pool:
+    """Ray Data's actor pool over packed batches: each item goes to one actor, its answer comes back."""
+
+    def __init__(self, ray: Any, judge: JudgeSource, factory: ScorerFactory, done: frozenset[str], *, judges: int,
+                 gpus: float, cpus: float, retries: int, env: Mapping[str, str]) -> None:
+        self.ray, self.judge, self.factory = ray, judge, factory
+        self.done_ref = ray.put(done)  # once in the object store, read by every actor
+        self.judges, self.gpus, self.cpus, self.retries, self.env = judges, gpus, cpus, retries, dict(env)
+
+    def score(self, items: list[bytes]) -> Iterator[list[tuple[int, Any]]]:
+        """Each item's (row index, outcome) pairs, as actors finish them; items Ray gave up on are
+        skipped (the caller finds their rows missing)."""
+        if not items:
+            return
+        from ray.data import DataContext
+
+        context = DataContext.get_current()
+        saved = {name: getattr(context, name) for name in _CONTEXT}
+        for name, value in _CONTEXT.items():
+            setattr(context, name, value)
+        try:
+            dataset = self.ray.data.from_items([{"batch": item} for item in items], override_num_blocks=len(items))
+            with warnings.catch_warnings():  # max_restarts and max_task_retries have no named parameter in 2.60
+                warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
+                mapped = dataset.map_batches(
+                    JudgeActor, batch_size=1, batch_format="numpy",
+                    compute=self.ray.data.ActorPoolStrategy(size=self.judges, max_tasks_in_flight_per_actor=1),
+                    fn_constructor_args=(self.judge, self.factory, [self.done_ref]),
+                    num_cpus=self.cpus, num_gpus=self.gpus or None, runtime_env={"env_vars": self.env},
+                    max_restarts=-1, max_task_retries=self.retries,
+                )
+            for batch in mapped.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=0):
+                for blob in batch["batch"]:
+                    yield pickle.loads(blob)  # noqa: S301 - our own actors' answer
+        finally:
+            for name, value in saved.items():
+                setattr(context, name, value)
+
+
+# Ray Data's settings for a run, restored after it: a batch whose actor died every time is dropped
+# (not the run: its rows are found missing and sent again alone); progress is the caller's to show.
+_CONTEXT = {"max_errored_blocks": -1, "enable_progress_bars": False, "print_on_execution_start": False}
+
+
+class JudgeActor:
+    """One Ray actor: loads its judge once, builds the scorers on it, scores the items it is given.
+
+    Args:
+        judge: How to get the judge (`JudgeSpec`, a function, or None).
+        factory: Builds the scorers on the judge.
+        done: A one-element list holding the object ref of the done keys (a list: Ray passes it
+            as it is, and the actor reads the set from the object store itself).
+    """
+
+    def __init__(self, judge: JudgeSource, factory: ScorerFactory, done: list[Any]) -> None:
+        import ray
+
+        self.done: frozenset[str] = ray.get(done[0])
+        self.scorers = list(factory(load_source(judge)))
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        import numpy as np
+
+        answers = [score_packed(self.scorers, bytes(item), self.done) for item in batch["batch"]]
+        out: Any = np.empty(len(answers), dtype=object)
+        out[:] = answers
+        return {"batch": out}

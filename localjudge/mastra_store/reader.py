@@ -1,0 +1,139 @@
+"""Which runs to read from Mastra's storage, and reading them: agent runs from the trace spans
+(`read_agent_runs`), or an experiment's results with their ground truth (`read_experiment_runs`).
+Reads only; the store's tables are never changed here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from localjudge.mastra_store.connection import Store, StoreError
+from localjudge.mastra_store.schema import EXPERIMENT_RESULTS, EXPERIMENTS, JSON_COLUMNS, NEEDED, SCORES, SPANS
+from localjudge.mastra_store.spans import run_from_spans, under_other_agent
+
+SPAN_COLUMNS = ", ".join(f'"{c}"' for c in NEEDED[SPANS])
+TRACE_CHUNK = 200  # trace ids per query
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which agent runs to read.
+
+    Attributes:
+        entity_ids: Only these agents (their ids, Mastra's entityId); empty: every agent.
+        since, until: Only runs started at or after / before these times (ISO 8601, as stored).
+        trace_ids: Only these traces; empty: every trace.
+        sample_rate: Keep this share of runs, chosen by a hash of the trace id (the same runs every time).
+        unscored_by: Skip runs that already have a score row of every one of these scorer ids.
+        limit: At most this many runs (the earliest).
+    """
+
+    entity_ids: tuple[str, ...] = ()
+    since: str | None = None
+    until: str | None = None
+    trace_ids: tuple[str, ...] = ()
+    sample_rate: float | None = None
+    unscored_by: tuple[str, ...] = ()
+    limit: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.sample_rate is not None and not 0 < self.sample_rate <= 1:
+            raise ValueError(f"the sample rate must be in (0, 1], got {self.sample_rate}")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError(f"the limit must be at least 1, got {self.limit}")
+
+
+def sampled(trace_id: str, rate: float) -> bool:
+    """Whether a trace is in a `rate` sample: a hash of its id as a number in [0, 1)."""
+    return int(hashlib.sha256(trace_id.encode("utf-8")).hexdigest()[:12], 16) / 16 ** 12 < rate
+
+
+def read_agent_runs(store: Store, selection: Selection = Selection()) -> list[dict[str, Any]]:
+    """Every selected agent run as a run dict (see `localjudge.mastra_store.spans`), earliest first."""
+    where, params = ['"spanType" = ?'], ["agent_run"]
+    for column, values in (("entityId", selection.entity_ids), ("traceId", selection.trace_ids)):
+        if values:
+            where.append(f'"{column}" IN ({", ".join("?" for _ in values)})')
+            params += list(values)
+    if selection.since:
+        where.append('"startedAt" >= ?')
+        params.append(selection.since)
+    if selection.until:
+        where.append('"startedAt" < ?')
+        params.append(selection.until)
+    roots = store.fetch(f'SELECT {SPAN_COLUMNS} FROM "{SPANS}" WHERE {" AND ".join(where)} ORDER BY "startedAt"',
+                        params, JSON_COLUMNS[SPANS])
+    if selection.sample_rate is not None:
+        roots = [r for r in roots if sampled(str(r["traceId"]), selection.sample_rate)]
+    traces = _spans_by_trace(store, sorted({str(r["traceId"]) for r in roots}))
+    runs = []
+    for root in roots:
+        spans = traces.get(str(root["traceId"]), [])
+        if under_other_agent(root, {s["spanId"]: s for s in spans}):
+            continue
+        runs.append(run_from_spans(root, spans))
+    if selection.unscored_by:
+        done = scored_runs(store, selection.unscored_by)
+        runs = [r for r in runs if not all((scorer, r["run_id"]) in done for scorer in selection.unscored_by)]
+    return runs[:selection.limit] if selection.limit else runs
+
+
+def _spans_by_trace(store: Store, trace_ids: Sequence[str]) -> dict[str, list[dict[str, Any]]]:
+    found: dict[str, list[dict[str, Any]]] = {}
+    for start in range(0, len(trace_ids), TRACE_CHUNK):
+        chunk = trace_ids[start:start + TRACE_CHUNK]
+        rows = store.fetch(f'SELECT {SPAN_COLUMNS} FROM "{SPANS}" WHERE "traceId" IN ({", ".join("?" for _ in chunk)})',
+                           chunk, JSON_COLUMNS[SPANS])
+        for row in rows:
+            found.setdefault(str(row["traceId"]), []).append(row)
+    return found
+
+
+def scored_runs(store: Store, scorer_ids: Sequence[str]) -> set[tuple[str, str]]:
+    """(scorer id, run id) of every score row of these scorers."""
+    rows = store.fetch(f'SELECT "scorerId", "runId" FROM "{SCORES}" WHERE "scorerId" IN '
+                       f'({", ".join("?" for _ in scorer_ids)})', list(scorer_ids))
+    return {(str(r["scorerId"]), str(r["runId"])) for r in rows}
+
+
+def read_experiment_runs(store: Store, experiment_id: str) -> list[dict[str, Any]]:
+    """An experiment's results as runs, each with its dataset item's ground truth; the run is
+    read from its trace where the store has it (tool calls, thread), else from the result's input
+    and output. A result whose target failed has no output: it is kept and scored as unscored.
+
+    Raises:
+        StoreError: no experiment with that id.
+    """
+    experiments = store.fetch(f'SELECT "id", "datasetId", "targetType", "targetId" FROM "{EXPERIMENTS}" '
+                              'WHERE "id" = ?', [experiment_id])
+    if not experiments:
+        raise StoreError(f"no experiment {experiment_id!r} in the store")
+    experiment = experiments[0]
+    columns = ", ".join(f'"{c}"' for c in NEEDED[EXPERIMENT_RESULTS])
+    results = store.fetch(f'SELECT {columns} FROM "{EXPERIMENT_RESULTS}" WHERE "experimentId" = ? ORDER BY "id"',
+                          [experiment_id], JSON_COLUMNS[EXPERIMENT_RESULTS])
+    traces = _spans_by_trace(store, sorted({str(r["traceId"]) for r in results if r.get("traceId")}))
+    runs = []
+    for result in results:
+        spans = traces.get(str(result.get("traceId")), [])
+        root = next((s for s in spans if s.get("spanType") == "agent_run" and not s.get("parentSpanId")), None)
+        run = run_from_spans(root, spans) if root is not None else _result_run(result)
+        if result.get("error") is not None or result.get("output") is None:
+            run["output"] = None  # the target failed: nothing to judge (recorded unscored)
+        run["ground_truth"] = result.get("groundTruth")
+        run["mastra"] = {**run.get("mastra", {}), "experimentId": experiment_id, "datasetId": experiment["datasetId"],
+                         "datasetItemId": result["itemId"], "targetType": experiment["targetType"],
+                         "targetId": experiment["targetId"], "resultId": result["id"]}
+        runs.append(run)
+    return runs
+
+
+def _result_run(result: Mapping[str, Any]) -> dict[str, Any]:
+    output = result.get("output")
+    text = output.get("text") if isinstance(output, Mapping) else output
+    return {"run_id": str(result["id"]), "input": result.get("input"),
+            "output": text if isinstance(text, str) else ("" if text is None else str(text)),
+            "mastra": {"traceId": result.get("traceId"), "spanId": None, "runId": None}}

@@ -1,0 +1,122 @@
+"""localjudge's results written back as Mastra score rows (`mastra_scorers`), in Mastra's shape, so
+Mastra's storage API (`listScoresByRunId`, `listScoresBySpan`, ...) and Studio list them beside the
+scores Mastra produced.
+
+One row per (run, scorer) that got a score. Its id is ``localjudge:`` and the run's resume key
+(`localjudge.evaluation.result_key`: the scorer's name, prompt hash, scale and judge identity,
+and the texts judged), so the same scorer with the same judge never writes a run twice, while
+another judge, prompt or changed run writes a new row. Its scorer id is ``localjudge:<name>``,
+never one of Mastra's own. Unscored results are not written (they stay in localjudge's result
+file). Every text goes through `localjudge.text_safety` (PostgreSQL refuses NUL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any
+
+from localjudge.evaluation import result_key
+from localjudge.mastra_store.connection import Store
+from localjudge.mastra_store.schema import JSON_COLUMNS, SCORES
+from localjudge.result import ScoreResult
+from localjudge.scoring import Scorer
+from localjudge.text_safety import safe_value
+
+SCORER_PREFIX = "localjudge:"
+
+
+@dataclass(frozen=True)
+class Judged:
+    """One result to write: the run it scored, the scorer, its resume key."""
+
+    run: Mapping[str, Any]
+    result: ScoreResult
+    scorer_name: str
+    scorer_key: str
+    prompt_hash: str
+    judge: str
+    key: str
+
+
+def scorer_id(name: str) -> str:
+    """localjudge's scorer id in Mastra's storage: ``localjudge:<name>``."""
+    return f"{SCORER_PREFIX}{name}"
+
+
+def _record(value: Any) -> dict[str, Any] | None:
+    """A step result as Mastra's scorers store one: an object (a list or text goes under `result`)."""
+    if value is None:
+        return None
+    return dict(value) if isinstance(value, Mapping) else {"result": value}
+
+
+def score_row(judged: Judged, columns: Mapping[str, str], now: datetime) -> dict[str, Any]:
+    """The `mastra_scorers` row of one scored result, with only the columns the store has."""
+    run, result, origin = judged.run, judged.result, judged.run.get("mastra") or {}
+    experiment = origin.get("datasetItemId") is not None
+    entity_id = origin.get("targetId") if experiment else origin.get("entityId")
+    stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    row: dict[str, Any] = {
+        "id": f"{SCORER_PREFIX}{judged.key}",
+        "scorerId": scorer_id(judged.scorer_name),
+        "traceId": origin.get("traceId"),
+        "spanId": origin.get("spanId"),
+        "runId": origin.get("runId") or run.get("run_id"),
+        "scorer": {"id": scorer_id(judged.scorer_name), "name": f"localjudge {judged.scorer_name}",
+                   "description": f"localjudge's {judged.scorer_name} scorer on a local judge",
+                   "hasJudge": bool(judged.judge)},
+        "preprocessStepResult": _record(result.preprocess_step_result),
+        "analyzeStepResult": _record(result.analyze_step_result),
+        "score": result.score,
+        "reason": result.reason,
+        "metadata": {"localjudge": {"judge": judged.judge, "promptVersion": judged.prompt_hash,
+                                    "scorerKey": judged.scorer_key, "resultKey": judged.key,
+                                    "probScore": result.prob_score, "newTokens": result.new_tokens}},
+        "preprocessPrompt": result.preprocess_prompt,
+        "analyzePrompt": result.analyze_prompt,
+        "generateReasonPrompt": result.generate_reason_prompt,
+        "input": run.get("input"),
+        "output": run.get("output"),
+        "additionalContext": {"context": run["context"]} if run.get("context") else None,
+        "entityType": (str(origin.get("targetType") or "agent").upper() if experiment
+                       else str(origin.get("entityType") or "agent").upper()),
+        "entity": {"id": entity_id, "name": origin.get("entityName") or entity_id},
+        "entityId": origin.get("datasetItemId") if experiment else entity_id,
+        "source": "TEST" if experiment or origin.get("experimentId") else "LIVE",
+        "resourceId": origin.get("resourceId"),
+        "threadId": origin.get("threadId"),
+        "datasetId": origin.get("datasetId"),
+        "datasetItemId": origin.get("datasetItemId"),
+        "createdAt": stamp,
+        "updatedAt": stamp,
+        "createdAtZ": stamp,
+        "updatedAtZ": stamp,
+    }
+    return {k: safe_value(v) for k, v in row.items() if k in columns}
+
+
+def write_scores(store: Store, judged: Sequence[Judged], columns: Mapping[str, str],
+                 *, now: datetime | None = None) -> int:
+    """Write every scored result as a score row, in one transaction; results without a score are
+    skipped. Rows already there (same id) are left alone. Returns the number of new rows."""
+    moment = now or datetime.now(timezone.utc)
+    rows = [score_row(j, columns, moment) for j in judged if j.result.scored]
+    return store.insert_new(SCORES, rows, JSON_COLUMNS[SCORES])
+
+
+def judged_results(runs: Sequence[Mapping[str, Any]], results: Mapping[str, Sequence[ScoreResult]],
+                   scorers: Sequence[Scorer]) -> list[Judged]:
+    """Each (run, scorer) result of scoring `runs` (one result per run, per scorer name), with the
+    resume key it was stored under (empty where the scorer could not read the run: unscored)."""
+    found = []
+    for scorer in scorers:
+        judge = getattr(getattr(scorer, "judge", None), "identity", "")  # none for a code scorer
+        for run, result in zip(runs, results[scorer.name], strict=True):
+            try:
+                key = result_key(scorer.key, scorer.sample(run), scorer.shown_fields)
+            except Exception:  # noqa: BLE001 - a run the scorer cannot read was recorded unscored: no key
+                key = ""
+            found.append(Judged(run, result, scorer.name, scorer.key, scorer.prompt_hash, judge, key))
+    return found

@@ -1,0 +1,225 @@
+"""Mastra's storage in, scores back, on a LibSQL file and a PostgreSQL server (see conftest.py).
+
+Each test gets a fresh copy of the store the Mastra app wrote once this session. The fake judge
+scores in process (`stand_in_engine`); one test scores on the default model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from localjudge.cli.main import main
+from localjudge.mastra_store import open_store
+from tests.fakes import make_fake_judge, stand_in_engine
+from tests.storage.conftest import ROOT, node
+
+MODEL = ROOT / "models" / "smollm2-135m-instruct"
+SCORERS = "hallucination,answer_relevancy"
+
+
+def score(monkeypatch: pytest.MonkeyPatch, url: str, *flags: str, identity: str = "fake-judge") -> int:
+    stand_in_engine(monkeypatch, lambda path, **kwargs: make_fake_judge(identity=identity))
+    return main(["--quiet", "score", "--model", str(MODEL), "--mastra-store", url, *flags])
+
+
+def rows(url: str, sql: str, params: tuple = ()) -> list[dict[str, Any]]:
+    store = open_store(url)
+    try:
+        return store.fetch(sql, params, frozenset({"metadata", "scorer", "entity"}))
+    finally:
+        store.close()
+
+
+def localjudge_rows(url: str) -> list[dict[str, Any]]:
+    return rows(url, 'SELECT "id", "scorerId", "runId", "traceId", "spanId", "score", "reason", "entityId", "source", '
+                     '"metadata" FROM "mastra_scorers" WHERE "scorerId" LIKE ? ORDER BY "id"', ("localjudge:%",))
+
+
+def snapshot(url: str) -> dict[str, str]:
+    """A checksum of every mastra_* table but mastra_scorers, and of the schema of every table."""
+    if url.startswith("file:"):
+        tables = [r["name"] for r in rows(url, "SELECT name FROM sqlite_master WHERE type = 'table' "
+                                               "AND name LIKE 'mastra_%' ORDER BY name")]
+        schema = rows(url, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
+    else:
+        tables = [r["table_name"] for r in rows(url, "SELECT table_name FROM information_schema.tables WHERE "
+                                                     "table_schema = 'public' AND table_name LIKE 'mastra_%' "
+                                                     "ORDER BY table_name")]
+        schema = rows(url, "SELECT table_name, column_name, data_type, is_nullable, column_default FROM "
+                           "information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name")
+    sums = {"schema": hashlib.sha256(json.dumps(schema, default=str).encode()).hexdigest()}
+    for table in tables:
+        if table != "mastra_scorers":
+            content = sorted(json.dumps(r, default=str, sort_keys=True) for r in rows(url, f'SELECT * FROM "{table}"'))
+            sums[table] = hashlib.sha256("\n".join(content).encode()).hexdigest()
+    return sums
+
+
+def results_file(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_scores_are_read_back_by_mastras_storage_api(monkeypatch: pytest.MonkeyPatch, store: tuple[str, dict],
+                                                     tmp_path: Path) -> None:
+    url, app = store
+    before = snapshot(url)
+    out = tmp_path / "results.jsonl"
+    assert score(monkeypatch, url, "--scorer", SCORERS, "--out", str(out)) == 0
+    results = results_file(out)
+    assert len(results) == len(app["agentRuns"]) + 2  # the app's own runs and the experiment's two
+    written = localjudge_rows(url)
+    scored = [(r["run_id"], name) for r in results for name in SCORERS.split(",") if r[f"{name}_score"] is not None]
+    unscored = [(r["run_id"], name) for r in results for name in SCORERS.split(",") if r[f"{name}_score"] is None]
+    assert unscored, "runs without tool results have no context: hallucination leaves them unscored"
+    assert sorted((r["runId"], r["scorerId"].removeprefix("localjudge:")) for r in written) == sorted(scored)
+    query = {"runIds": sorted({r["run_id"] for r in results}),
+             "spans": [{"traceId": r["mastra_trace_id"], "spanId": r["mastra_span_id"]} for r in results],
+             "scorerIds": [f"localjudge:{n}" for n in SCORERS.split(",")]}
+    back = node("read_scores.mjs", url, stdin=query)
+    for result in results:
+        for name in SCORERS.split(","):
+            by_run = [s for s in back["byRun"][result["run_id"]] if s["scorerId"] == f"localjudge:{name}"]
+            by_span = [s for s in back["bySpan"][f"{result['mastra_trace_id']}/{result['mastra_span_id']}"]
+                       if s["scorerId"] == f"localjudge:{name}"]
+            if result[f"{name}_score"] is None:
+                assert by_run == [] and by_span == []
+                continue
+            for found in (by_run, by_span):
+                assert len(found) == 1
+                assert found[0]["score"] == result[f"{name}_score"]
+                assert found[0]["reason"] == result[f"{name}_reason"]
+                assert found[0]["metadata"]["localjudge"]["judge"] == "fake-judge"
+                assert found[0]["source"] in ("LIVE", "TEST")
+    assert sum(len(v) for v in back["byScorer"].values()) == len(written)
+    assert snapshot(url) == before  # nothing but mastra_scorers changed, the schema neither
+
+
+def test_rerun_writes_nothing_new_and_another_judge_writes_its_own(monkeypatch: pytest.MonkeyPatch,
+                                                                  store: tuple[str, dict]) -> None:
+    url, _ = store
+    assert score(monkeypatch, url, "--scorer", "answer_relevancy") == 0
+    first = localjudge_rows(url)
+    assert score(monkeypatch, url, "--scorer", "answer_relevancy") == 0
+    assert localjudge_rows(url) == first
+    assert score(monkeypatch, url, "--scorer", "answer_relevancy", "--mastra-unscored") == 0  # nothing selected
+    assert localjudge_rows(url) == first
+    assert score(monkeypatch, url, "--scorer", "answer_relevancy", identity="other-judge") == 0
+    now = localjudge_rows(url)
+    assert len(now) == 2 * len(first)
+    assert {r["metadata"]["localjudge"]["judge"] for r in now} == {"fake-judge", "other-judge"}
+
+
+def test_selectors(monkeypatch: pytest.MonkeyPatch, store: tuple[str, dict]) -> None:
+    url, app = store
+    weather = [r for r in app["agentRuns"] if r["agent"] == "weather-agent"]
+    assert score(monkeypatch, url, "--scorer", "answer_relevancy", "--mastra-agent", "weather-agent") == 0
+    assert sorted(r["runId"] for r in localjudge_rows(url)) == sorted(r["runId"] for r in weather)
+    trace = app["agentRuns"][2]["traceId"]
+    assert score(monkeypatch, url, "--scorer", "answer_relevancy", "--mastra-trace", trace) == 0
+    assert len(localjudge_rows(url)) == len(weather) + 1
+
+
+def test_an_experiments_results_are_scored_with_their_ground_truth(monkeypatch: pytest.MonkeyPatch,
+                                                                   store: tuple[str, dict], tmp_path: Path) -> None:
+    url, app = store
+    out = tmp_path / "experiment.jsonl"
+    assert score(monkeypatch, url, "--scorer", "answer_similarity", "--mastra-experiment", app["experimentId"],
+                 "--out", str(out)) == 0
+    results = results_file(out)
+    items = rows(url, 'SELECT "id", "groundTruth" FROM "mastra_dataset_items"', ())
+    assert sorted(r["mastra_dataset_item_id"] for r in results) == sorted(i["id"] for i in items)
+    written = localjudge_rows(url)
+    assert len(written) == 2 and {r["source"] for r in written} == {"TEST"}
+    assert sorted(r["entityId"] for r in written) == sorted(i["id"] for i in items)
+    back = node("read_scores.mjs", url, stdin={"runIds": [r["runId"] for r in written]})
+    assert all(len(scores) == 1 for scores in back["byRun"].values())
+    steps = [json.loads(r["answer_similarity_steps"]) for r in results]
+    assert any("100 degrees Celsius" in (s["analyze_prompt"] or s["preprocess_prompt"] or "") for s in steps)
+
+
+def test_a_store_with_a_needed_column_dropped_is_refused(monkeypatch: pytest.MonkeyPatch, store: tuple[str, dict],
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    url, _ = store
+    if url.startswith("file:"):
+        import sqlite3
+
+        with sqlite3.connect(url.removeprefix("file:")) as db:
+            db.execute('ALTER TABLE mastra_ai_spans DROP COLUMN "threadId"')
+    else:
+        import psycopg
+
+        with psycopg.connect(url, autocommit=True) as db:
+            db.execute('ALTER TABLE mastra_ai_spans DROP COLUMN "threadId"')
+    assert score(monkeypatch, url, "--scorer", "answer_relevancy") == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "mastra_ai_spans has no column 'threadId'" in error[0]
+    assert localjudge_rows(url) == []
+
+
+KILLED_WRITER = """
+import sys, time
+from datetime import datetime, timezone
+from localjudge.mastra_store import SCORES, open_store
+from localjudge.mastra_store.schema import JSON_COLUMNS
+
+class Slow(list):
+    def __iter__(self):
+        for i, row in enumerate(list.__iter__(self)):
+            if i == 5:
+                print("inside", flush=True)
+                time.sleep(60)
+            yield row
+
+store = open_store(sys.argv[1])
+stamp = datetime.now(timezone.utc).isoformat()
+rows = Slow({"id": f"localjudge:killed-{i}", "scorerId": "localjudge:killed", "runId": f"run-{i}",
+             "scorer": {"id": "localjudge:killed"}, "score": 0.5, "input": {}, "output": [], "source": "LIVE",
+             "createdAt": stamp, "updatedAt": stamp} for i in range(10))
+store.insert_new(SCORES, rows, JSON_COLUMNS[SCORES])
+"""
+
+
+def test_a_writer_killed_mid_transaction_leaves_no_row(store: tuple[str, dict]) -> None:
+    url, _ = store
+    writer = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, url], stdout=subprocess.PIPE, text=True,
+                              cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        assert writer.stdout is not None and writer.stdout.readline().strip() == "inside"  # 5 rows inserted
+        os.kill(writer.pid, signal.SIGKILL)
+    finally:
+        writer.wait(timeout=30)
+    assert rows(url, 'SELECT "id" FROM "mastra_scorers" WHERE "scorerId" = ?', ("localjudge:killed",)) == []
+
+
+def test_the_default_model_scores_stored_runs(libsql_copy: tuple[str, dict], tmp_path: Path) -> None:
+    """One real-model pass (under the model lock): a few stored runs scored on SmolLM2, each scored
+    run read back through Mastra's API with localjudge's score and reason."""
+    url, app = libsql_copy
+    if not (MODEL / "model.safetensors").exists():
+        pytest.fail(f"{MODEL} is missing: run `python scripts/get_default_model.py` first")
+    out = tmp_path / "real.jsonl"
+    done = subprocess.run([sys.executable, "-m", "localjudge.cli", "--quiet", "score", "--model", str(MODEL),
+                           "--mastra-store", url, "--scorer", "answer_relevancy", "--mastra-agent", "weather-agent",
+                           "--threads", "1", "--out", str(out)],
+                          capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = results_file(out)
+    assert len(results) == 2
+    back = node("read_scores.mjs", url, stdin={"runIds": [r["run_id"] for r in results]})
+    for result in results:
+        found = back["byRun"][result["run_id"]]
+        if result["answer_relevancy_score"] is None:
+            assert found == [] and result["answer_relevancy_error_kind"]
+            continue
+        assert len(found) == 1 and found[0]["score"] == result["answer_relevancy_score"]
+        assert found[0]["reason"] == result["answer_relevancy_reason"]
+        assert found[0]["metadata"]["localjudge"]["judge"].startswith("smollm2")
