@@ -36,8 +36,8 @@ TIERS=(unit differential engines model families ray vllm server storage)
 # one core's work (docs/development.md "CI time by tier"). The vLLM tier hands the server tier its
 # scores, so they share a lane. CHECK_SERIAL=1: one tier after another, output streamed, as a
 # single tier always runs.
-LANE_A=(unit model families ray)
-LANE_B=(vllm server storage differential engines)
+LANE_A=(unit differential engines model families)
+LANE_B=(vllm server storage ray)
 chosen=()
 while [ "$#" -gt 0 ] && [[ "$1" != -* ]]; do
     case " ${TIERS[*]} " in

@@ -132,7 +132,7 @@ class SqliteStore:
 
 
 class PostgresStore:
-    """PostgreSQL through psycopg 3 (``pip install 'localjudge[postgres]'``)."""
+    """PostgreSQL through psycopg 3 (``pip install 'localjudge-evals[postgres]'``)."""
 
     kind = "postgres"
 
@@ -140,7 +140,7 @@ class PostgresStore:
         try:
             import psycopg
         except ImportError:
-            raise StoreError("a postgresql:// store needs psycopg: pip install 'localjudge[postgres]'") from None
+            raise StoreError("a postgresql:// store needs psycopg: pip install 'localjudge-evals[postgres]'") from None
         self._psycopg = psycopg
         try:
             self._db = psycopg.connect(url, autocommit=True, connect_timeout=10)

@@ -157,9 +157,10 @@ def test_resume_completes_the_file_with_nothing_lost_or_duplicated(killed_run: R
         for name_field in ("score", "prob_score", "reason"):  # rows scored before the kill were not judged again
             field = f"hallucination_{name_field}"
             assert [r[field] for r in rows] == [r[field] for r in killed_run.rows]
-    summary = {line.split(" | ")[0].strip("| "): line.split(" | ") for line in resumed_run.stdout.splitlines()
-               if line.startswith("| ") and not line.startswith("| scorer")}
-    assert summary["hallucination"][5] == str(len(RUN_IDS))  # resumed: every row
+    table = [[cell.strip() for cell in line.strip("|").split("|")] for line in resumed_run.stdout.splitlines()
+             if line.startswith("| ")]  # the summary table: its header, then a row per scorer
+    summary = {row[0]: dict(zip(table[0], row, strict=True)) for row in table[1:]}
+    assert summary["hallucination"]["resumed"] == str(len(RUN_IDS))  # every row
     # every scored row has a probability score (vLLM's logprobs, after the grammar's mask)
     for name in SCORERS:
         assert all(r[f"{name}_prob_score"] is not None for r in rows if r[f"{name}_score"] is not None), name

@@ -224,5 +224,5 @@ def test_a_write_waits_for_a_live_apps_lock(url: str) -> None:
 
 def test_postgres_without_psycopg_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "psycopg", None)
-    with pytest.raises(StoreError, match=r"needs psycopg: pip install 'localjudge\[postgres\]'"):
+    with pytest.raises(StoreError, match=r"needs psycopg: pip install 'localjudge-evals\[postgres\]'"):
         open_store("postgresql://user@127.0.0.1:1/db")
