@@ -14,8 +14,10 @@ from __future__ import annotations
 import importlib.util
 import json
 import shutil
+import sqlite3
 import subprocess
 from collections.abc import Iterator
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +83,10 @@ def libsql_app(storage_ready: None, tmp_path_factory: pytest.TempPathFactory) ->
 def libsql_copy(libsql_app: dict[str, Any], tmp_path: Path) -> tuple[str, dict[str, Any]]:
     """A fresh copy of the app's LibSQL file for one test: (its URL, the app's report)."""
     copy = tmp_path / "mastra.db"
-    shutil.copy(libsql_app["path"], copy)
+    # SQLite's backup, not a file copy: the app may exit with its writes still in mastra.db-wal
+    # (LibSQL runs in WAL mode), which a copy of mastra.db alone would lose
+    with closing(sqlite3.connect(libsql_app["path"])) as source, closing(sqlite3.connect(copy)) as target:
+        source.backup(target)
     return f"file:{copy}", libsql_app
 
 

@@ -39,12 +39,7 @@ def test_a_sweep_takes_compat(tmp_path, monkeypatch, fake_judge: FakeJudgeFactor
     data = tmp_path / "rows.jsonl"
     data.write_text('{"input": "q", "output": ""}\n', encoding="utf-8")
 
-    class Loaded:  # the sweep loads its models itself
-        @staticmethod
-        def load(path, **kwargs):
-            return fake_judge()
-
-    stand_in_engine(monkeypatch, Loaded.load)
+    stand_in_engine(monkeypatch, lambda path, **kwargs: fake_judge())  # the sweep loads its models itself
     config = tmp_path / "sweep.yaml"
     config.write_text(f"out_dir: {tmp_path / 'sweep'}\ncompat: mastra\nmodels: [{{name: m, path: m}}]\n"
                       f"scorers: [toxicity, {{name: toxicity, compat: localjudge}}]\n"
