@@ -15,11 +15,7 @@ from localjudge.cli.shared import (
     Bars,
     CliError,
     build_scorers,
-    check_numbers,
-    check_scorers,
     markdown_table,
-    parse_scorer_options,
-    parse_scorers,
     summary_rows,
 )
 from localjudge.evaluation import WRITE_SUFFIXES, ResultStore, score_runs, to_dataset, with_results, write_table
@@ -40,7 +36,6 @@ from localjudge.mastra_store import (
     write_scores,
 )
 from localjudge.samples import to_sample
-from localjudge.scorers import needs_judge
 
 
 def add_mastra_flags(parser: argparse.ArgumentParser) -> None:
@@ -65,11 +60,7 @@ def _ids(text: str | None) -> tuple[str, ...]:
 
 
 def run_mastra_score(args: argparse.Namespace) -> int:
-    names = parse_scorers(args.scorer)
-    options = parse_scorer_options(args.scorer_option, names)
-    check_scorers([(name, args.scale, args.mode) for name in names], options, compat=args.compat)
-    judged_by_model = any(needs_judge(name, mode=args.mode, options=options.get(name)) for name in names)
-    check_numbers(args, engine=judged_by_model)
+    names, options, judged_by_model = shared.score_scorers(args)  # before the model loads
     if args.out:
         check_output_file(args.out, WRITE_SUFFIXES, "--out")
     selection = Selection(entity_ids=_ids(args.mastra_agent), since=args.mastra_since, until=args.mastra_until,

@@ -23,12 +23,8 @@ from localjudge.cli.shared import (
     add_model_flags,
     add_scorer_option_flag,
     build_scorers,
-    check_numbers,
-    check_scorers,
     columns_of,
     markdown_table,
-    parse_scorer_options,
-    parse_scorers,
     summary_rows,
 )
 from localjudge.evaluation import (
@@ -44,7 +40,7 @@ from localjudge.evaluation import (
     to_dataset,
     write_table,
 )
-from localjudge.scorers import SCORERS, needs_judge
+from localjudge.scorers import SCORERS
 
 
 def run_score(args: argparse.Namespace) -> int:
@@ -57,11 +53,7 @@ def run_score(args: argparse.Namespace) -> int:
     if args.mastra_experiment or args.mastra_agent or args.mastra_trace or args.mastra_since or args.mastra_until \
             or args.mastra_sample is not None or args.mastra_unscored:
         raise CliError("the --mastra-* selectors need --mastra-store URL")
-    names = parse_scorers(args.scorer)
-    options = parse_scorer_options(args.scorer_option, names)
-    check_scorers([(name, args.scale, args.mode) for name in names], options, compat=args.compat)  # before the model
-    judged = any(needs_judge(name, mode=args.mode, options=options.get(name)) for name in names)
-    check_numbers(args, engine=judged)  # code scorers and checks alone: no model, so no --model needed
+    names, options, judged = shared.score_scorers(args)  # before the model loads
     if args.out:
         check_output_file(args.out, WRITE_SUFFIXES, "--out")  # not found bad only after every row is scored
     dataset = read_table(args.data)

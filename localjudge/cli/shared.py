@@ -16,7 +16,7 @@ from localjudge.engines import ENGINES, FLAGS, EngineOptionError, check_engine, 
 from localjudge.engines.server import KINDS
 from localjudge.evaluation import Columns, ScorerSummary
 from localjudge.judge import FakeJudge, Judge
-from localjudge.scorers import MODES, build_scorer, get_scorer_factory, scorer_options
+from localjudge.scorers import MODES, build_scorer, get_scorer_factory, needs_judge, scorer_options
 from localjudge.scoring import COMPATS, Scorer, check_scale
 
 
@@ -284,6 +284,18 @@ def check_scorers(specs: Sequence[tuple[str, float, str]], options: Mapping[str,
             if key in known and "Callable" in str(known[key].annotation):
                 raise CliError(f"{where} {name}.{key}: takes a Python function; build the scorer in Python instead")
         build_scorer(name, FakeJudge({}), scale=scale, mode=mode, options=given, compat=compat)
+
+
+def score_scorers(args: argparse.Namespace) -> tuple[list[str], ScorerOptions, bool]:
+    """`score`'s --scorer list and its options, checked before any model loads (as `check_scorers`,
+    then the number flags), and whether any of them asks a judge: code scorers and checks alone
+    need no model, so no --model."""
+    names = parse_scorers(args.scorer)
+    options = parse_scorer_options(args.scorer_option, names)
+    check_scorers([(name, args.scale, args.mode) for name in names], options, compat=args.compat)
+    judged = any(needs_judge(name, mode=args.mode, options=options.get(name)) for name in names)
+    check_numbers(args, engine=judged)
+    return names, options, judged
 
 
 def add_mode_flag(parser: argparse.ArgumentParser) -> None:
