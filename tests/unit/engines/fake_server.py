@@ -113,8 +113,19 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:
         pass
 
+    counted = False  # this request is in the server's in-flight count
+
+    def _done(self) -> None:
+        """Leave the in-flight count: before the reply is written, since a client that has read it
+        may send its next request before this thread runs another line."""
+        if self.counted:
+            with self.server.lock:
+                self.server.in_flight -= 1
+            self.counted = False
+
     def _send(self, status: int, data: Any, retry_after: str | None = None) -> None:
         raw = json.dumps(data).encode()
+        self._done()
         self.send_response(status)
         if retry_after is not None:
             self.send_header("Retry-After", retry_after)
@@ -144,6 +155,7 @@ class Handler(BaseHTTPRequestHandler):
             srv.requests.append(("POST", self.path, body, dict(self.headers)))
             srv.in_flight += 1
             srv.peak = max(srv.peak, srv.in_flight)
+            self.counted = True
             key = body["messages"][-1]["content"] if "messages" in body else ""
             queue = srv.actions.get(key)
             action = queue.popleft() if queue else "ok"
@@ -165,8 +177,7 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self._send(200, srv.answer(self.path, body))
         finally:
-            with srv.lock:
-                srv.in_flight -= 1
+            self._done()
 
 
 @contextmanager
