@@ -12,7 +12,8 @@ An output with no claims scores `scale` (nothing in it is unfaithful).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from localjudge.judge import Judge
@@ -66,6 +67,21 @@ def _tool_results(run: Any) -> list[str]:
     return tool_result_context(run.get("output"))
 
 
+def _mastra_tool_results(run: Any) -> list[str]:
+    """Mastra 1.10.2's fallback (`getToolInvocationContext`): the results in the assistant
+    messages' legacy `content.toolInvocations` only, each `JSON.stringify`'d (a string quoted);
+    tool invocations in message parts and OpenAI `tool` messages are not read."""
+    output = run.get("output")
+    if not isinstance(output, list):
+        return []
+    invocations = [call for message in output
+                   if isinstance(message, Mapping) and message.get("role") == "assistant"
+                   and isinstance(message.get("content"), Mapping)
+                   for call in message["content"].get("toolInvocations") or []]
+    return [json.dumps(call.get("result"), ensure_ascii=False, separators=(",", ":"))
+            for call in invocations if isinstance(call, Mapping) and call.get("state") == "result"]
+
+
 def faithfulness_scorer(
     judge: Judge,
     *,
@@ -87,8 +103,10 @@ def faithfulness_scorer(
         scale: Scores lie in [0, scale]; must be positive.
         mode: ``"pipeline"`` (claims, a verdict per claim, a reason) or ``"direct"`` (one
             yes/no on the whole output: `scale` if faithful, else 0).
-        compat: ``"mastra"``: Mastra's 0 for an output with no claims, and a run with no context
-            judged against an empty one (use ``build_scorer(..., compat="mastra")``).
+        compat: ``"mastra"``: Mastra's 0 for an output with no claims, a run with no context
+            judged against an empty one, and the tool-result fallback read from the legacy
+            `toolInvocations` only, as Mastra 1.10.2 reads it (use ``build_scorer(...,
+            compat="mastra")``).
     """
     mastra = compat == "mastra"
     if check_mode(mode) == "direct":
@@ -104,7 +122,8 @@ def faithfulness_scorer(
         if_empty=MASTRA_NO_CLAIMS if mastra else IF_EMPTY,
         if_no_claims=MASTRA_NO_CLAIMS if mastra else
         (1.0, "The output makes no factual claims, so nothing in it is unfaithful to the context."),
-        scale=scale, context=context, get_context=get_context, fallback_context=_tool_results, needs_context=not mastra,
+        scale=scale, context=context, get_context=get_context,
+        fallback_context=_mastra_tool_results if mastra else _tool_results, needs_context=not mastra,
     )
 
 

@@ -102,6 +102,7 @@ MULTI_TURN_CASES = [
     multi_turn("satisfied", True, 1.0),
     multi_turn("not-satisfied", False, 0.0),
     multi_turn("scale-5", True, 5.0, scale=5),
+    multi_turn("scale-10", True, 10.0, scale=10),
     multi_turn("scale-0.5", True, 0.5, scale=0.5),
     multi_turn("plain-strings", True, 1.0, run={"input": "Weather in London and Paris?",
                                                "output": "London: rain. Paris: sun."}),

@@ -9,6 +9,7 @@ judge, following its prompt, gives for the same run.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from tests.differential.parity import REFUSED, Case, Differs, Outcome
@@ -55,16 +56,20 @@ def hallucination(name: str, labels: list[str], expect: Outcome | Differs, *, ou
 def faithfulness(name: str, labels: list[str], expect: Outcome | Differs, *, output: str = OUTPUT,
                  claims: list[str] | None = None, context: list[str] | None = CONTEXT,
                  run: dict[str, Any] | None = None, scale: float = 1.0, mastra_scale: float | None = None,
-                 judge_claims: bool = True, local_calls: int | None = None) -> Case:
-    """A faithfulness case: yes = supported, no = contradicted, unsure = not verifiable."""
+                 judge_claims: bool = True, local_calls: int | None = None,
+                 reading: Callable[[list[dict[str, str]]], dict[str, Any]] | None = None,
+                 mastra_labels: list[str] | None = None) -> Case:
+    """A faithfulness case: yes = supported, no = contradicted, unsure = not verifiable.
+    `reading`: localjudge's verdicts as a function of the prompt (a judge that reads the context
+    it is shown); `mastra_labels`: Mastra's verdicts where its judge is shown another context."""
     claims = CLAIMS[:len(labels)] if claims is None else claims
-    answers: dict[str, Any] = {"FaithfulnessVerdicts": [_verdicts(labels)]}
+    answers: dict[str, Any] = {"FaithfulnessVerdicts": reading or [_verdicts(labels)]}
     if judge_claims:
         answers["Claims"] = [{"claims": claims}]
     options: dict[str, Any] = {} if context is None else {"context": context}
     mastra_options: dict[str, Any] = {**options, "scale": scale if mastra_scale is None else mastra_scale}
     return Case("faithfulness", name, run or {"input": QUESTION, "output": output}, answers,
-                [{"claims": claims}, {"verdicts": [{"verdict": v, "reason": "r"} for v in labels]}],
+                [{"claims": claims}, {"verdicts": [{"verdict": v, "reason": "r"} for v in mastra_labels or labels]}],
                 expect, scale=scale, options=options, mastra_args={"options": mastra_options}, local_calls=local_calls)
 
 
@@ -76,6 +81,19 @@ TOOL_OUTPUT = [{"role": "assistant", "content": {
     "format": 2, "parts": [{"type": "text", "text": OUTPUT}], "content": OUTPUT,
     "toolInvocations": [{"state": "result", "toolCallId": "c1", "toolName": "lookup", "args": {"q": "tower"},
                          "result": {"built": 1889, "height_m": 330}}]}}]
+# The same call in message parts only, as Mastra's current messages keep it: Mastra 1.10.2's
+# fallback reads only `toolInvocations`, so its judge sees an empty context.
+PARTS_OUTPUT = [{"role": "assistant", "content": {
+    "format": 2, "content": OUTPUT, "parts": [
+        {"type": "text", "text": OUTPUT},
+        {"type": "tool-invocation", "toolInvocation": TOOL_OUTPUT[0]["content"]["toolInvocations"][0]}]}}]
+
+
+def _reads_tool_result(prompt: list[dict[str, str]]) -> dict[str, Any]:
+    """A judge reading its context: shown the tool result, the first claim is supported and the
+    second contradicted; shown none, neither can be verified."""
+    return _verdicts(["yes", "no"] if "height_m" in prompt[-1]["content"] else ["unsure", "unsure"])
+
 
 CLAIM_CASES = [
     hallucination("all-supported", ["no", "no", "no"], 0.0),
@@ -106,6 +124,9 @@ CLAIM_CASES = [
     faithfulness("terse-answer", ["yes"], 1.0, output=TERSE, claims=[TERSE_CLAIM], judge_claims=False, local_calls=2),
     faithfulness("tool-results-as-context", ["yes", "no"], 0.5, context=None, run={"input": QUESTION,
                                                                                      "output": TOOL_OUTPUT}),
+    faithfulness("tool-results-in-parts", ["yes", "no"], Differs("faithfulness-tool-parts", mastra=0.0, local=0.5),
+                 context=None, run={"input": QUESTION, "output": PARTS_OUTPUT}, reading=_reads_tool_result,
+                 mastra_labels=["unsure", "unsure"]),
     faithfulness("no-claims", [], Differs("faithfulness-no-claims", mastra=0.0, local=1.0), local_calls=1),
     faithfulness("empty-output", [], Differs("faithfulness-no-claims", mastra=0.0, local=1.0), output="",
                  judge_claims=False, local_calls=0),

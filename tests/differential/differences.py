@@ -1,10 +1,12 @@
 """The closed table of where localjudge's scores differ from Mastra 1.10.2's on the same judge
 answers, each with its reason, and what ``compat="mastra"`` does about it. docs/mastra-parity.md
 holds the same table (by id, and whether compat switches each), and every entry is pinned by at
-least one case (tests/differential/test_parity.py checks both ways)."""
+least one case (tests/differential/test_parity.py checks both ways). Each scorer page it shows
+on (`Difference.pages`) names it too, and says what compat does."""
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 
@@ -19,6 +21,22 @@ class Difference(NamedTuple):
     def switched(self) -> bool:
         """Whether compat="mastra" gives Mastra's outcome for it."""
         return self.compat.startswith(MASTRA)
+
+    @property
+    def pages(self) -> tuple[str, ...]:
+        """The docs/scorers pages whose "differs from Mastra" section must name it: each named
+        scorer's page, README.md for "every scorer ...", code-scorers.md for the code scorers and
+        checks (a parenthesis is a note, not a scorer)."""
+        names = re.split(r"[,;]", re.sub(r"\([^)]*\)", "", self.scorers))
+        return tuple(dict.fromkeys(_page(name.strip()) for name in names))
+
+
+def _page(name: str) -> str:
+    if "code scorer" in name or name.startswith(("check_", "code_")) or name == "completeness":
+        return "code-scorers.md"
+    if name.startswith("every scorer"):
+        return "README.md"
+    return name.replace(" ", "-") + ".md"
 
 
 MASTRA = "Mastra's"
@@ -39,6 +57,13 @@ DIFFERENCES: dict[str, Difference] = {
         "faithfulness", "no claims (an empty output, or a judge that lists none) scores 0",
         "scale: nothing in the output is unfaithful", "an answer that asserts nothing cannot contradict its context",
         compat="Mastra's: 0"),
+    "faithfulness-tool-parts": Difference(
+        "faithfulness", "with no context given, the tool results are read from the legacy "
+        "`content.toolInvocations` only: a run whose results are only in message parts (or OpenAI `tool` "
+        "messages) is judged against an empty context", "the results in message parts and `tool` messages are "
+        "read too", "reading every place a run keeps its tool results is what a user expects; Mastra's own "
+        "current messages keep them in parts",
+        compat="Mastra's: `toolInvocations` only, each JSON.stringify'd"),
     "no-context": Difference(
         "hallucination, faithfulness", "a run with no context is judged against an empty one",
         "refused before any judge call", "against an empty context every claim is unsupported: the score measures "

@@ -77,3 +77,21 @@ def test_differences_are_one_closed_table() -> None:
     said = {what: cell.strip().startswith("Mastra's") for what, cell in rows.items()}
     assert said == {what: d.switched for what, d in DIFFERENCES.items()}
     assert all(cell.strip().startswith(("Mastra's", "kept:")) for cell in rows.values()), rows
+
+
+def differs_bullets(page: str) -> list[str]:
+    """The bullets of a docs/scorers page's "Where it differs from Mastra" section."""
+    path = ROOT / "docs" / "scorers" / page
+    assert path.exists(), f"no page docs/scorers/{page}"
+    found = re.search(r"^## .*differs? from Mastra\n(.*?)(?=^## |\Z)", path.read_text(), re.MULTILINE | re.DOTALL)
+    assert found, f"docs/scorers/{page} has no 'differs from Mastra' section"
+    return re.split(r"\n(?=- )", found.group(1))
+
+
+def test_every_difference_is_on_its_scorers_pages() -> None:
+    """Each page of a scorer a difference shows in has a bullet naming it, linked to
+    docs/mastra-parity.md, that says what compat="mastra" does about it."""
+    missing = [f"docs/scorers/{page}: {what}" for what, difference in DIFFERENCES.items() for page in difference.pages
+               if not any(f"[`{what}`](../mastra-parity.md" in bullet and 'compat="mastra"' in bullet
+                          for bullet in differs_bullets(page))]
+    assert not missing, missing
