@@ -24,11 +24,19 @@
 #             asked for)
 #
 #   bash scripts/check.sh                   # lint, types, every tier
+#   bash scripts/check.sh --setup           # the same, running scripts/setup_tests.sh beside it:
+#                                           # each tier starts once its own set-ups are done (CI)
 #   bash scripts/check.sh unit              # lint, types and the unit tier only: no model runs
 #   bash scripts/check.sh unit engines -x   # those tiers; arguments from the first one starting
 #                                           # with "-" on go to each tier's pytest
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+SETUP=0  # --setup: the set-ups run beside the tiers, which wait for theirs (build/ready/NAME)
+if [ "${1:-}" = "--setup" ]; then
+    SETUP=1
+    shift
+fi
 
 TIERS=(unit differential engines model families ray vllm server storage)
 # A run of several tiers runs them in two lanes side by side, single-threaded (OMP_NUM_THREADS=1;
@@ -36,8 +44,14 @@ TIERS=(unit differential engines model families ray vllm server storage)
 # one core's work (docs/development.md "CI time by tier"). The vLLM tier hands the server tier its
 # scores, so they share a lane. CHECK_SERIAL=1: one tier after another, output streamed, as a
 # single tier always runs.
-LANE_A=(unit differential engines model families)
-LANE_B=(vllm server storage ray)
+LANE_A=(unit differential model families)
+LANE_B=(vllm server engines storage ray)
+# The set-ups (scripts/setup_tests.sh) each tier needs before it can start
+declare -A NEEDS=(
+    [unit]="setup" [differential]="setup setup_node" [engines]="setup setup_fixtures" [model]="setup"
+    [families]="setup setup_fixtures" [vllm]="setup setup_vllm" [server]="setup setup_vllm"
+    [storage]="setup setup_node setup_postgres" [ray]="setup setup_ray"
+)
 chosen=()
 while [ "$#" -gt 0 ] && [[ "$1" != -* ]]; do
     case " ${TIERS[*]} " in
@@ -50,11 +64,36 @@ asked=${#chosen[@]}
 [ "$asked" -eq 0 ] && chosen=("${TIERS[@]}")
 extra=("$@")
 
-.venv/bin/ruff check localjudge tests scripts examples benchmarks
-.venv/bin/mypy localjudge
-
 LOGS=$(mktemp -d)  # each tier's log (lanes), the tiers' times, what one tier hands the next
 trap 'rm -rf "$LOGS"' EXIT
+setup_pid=""
+if [ "$SETUP" = 1 ]; then
+    rm -rf build/ready
+    bash scripts/setup_tests.sh &
+    setup_pid=$!
+fi
+check_start=$SECONDS
+
+await() {  # await NAME...: with --setup, wait until these set-ups are done; fail if one failed
+    [ "$SETUP" = 1 ] || return 0
+    local name
+    for name in "$@"; do
+        until [ -e "build/ready/$name" ]; do
+            if { [ -e "build/ready/$name.failed" ] || ! kill -0 "$setup_pid" 2>/dev/null; } \
+                    && [ ! -e "build/ready/$name" ]; then
+                echo "check.sh: the set-up $name.sh did not finish (scripts/setup_tests.sh, build/$name.log)" >&2
+                return 1
+            fi
+            sleep 1
+        done
+    done
+}
+
+lint() {  # ruff and mypy, once .venv is there
+    await setup
+    .venv/bin/ruff check localjudge tests scripts examples benchmarks
+    .venv/bin/mypy localjudge
+}
 if [ -z "${LOCALJUDGE_TIER_OUT:-}" ]; then  # what one tier hands the next (the vLLM tier's scores)
     LOCALJUDGE_TIER_OUT=$LOGS/handover
     mkdir -p "$LOCALJUDGE_TIER_OUT"
@@ -92,8 +131,11 @@ run_if_set_up() {
 
 # each tier's own pytest options: its 20 slowest tests; no shared cache (lanes run side by side)
 pytest_opts=(-p no:cacheprovider --durations=20)
-tier() {  # tier NAME: run one tier
+tier() {  # tier NAME: run one tier, once its set-ups are done
     local tier=$1
+    # shellcheck disable=SC2086  # a list of names
+    await ${NEEDS[$tier]} || return 1
+    [ "$SETUP" = 1 ] && echo "check.sh: tier $tier starts at $((SECONDS - check_start)) s"
     case $tier in
         vllm)
             run_if_set_up vllm .venv-vllm/bin/python "no .venv-vllm (scripts/setup_vllm.sh builds it)" \
@@ -123,9 +165,14 @@ tier() {  # tier NAME: run one tier
     esac
 }
 
-lane() {  # lane TIER...: the chosen ones of these tiers one after another, each tier's log printed
-    # whole when it ends; stops at a failing tier
+lane() {  # lane [lint] TIER...: the chosen ones of these tiers one after another, each tier's log
+    # printed whole when it ends; stops at a failing step
     local t
+    if [ "${1:-}" = lint ]; then
+        shift
+        lint >"$LOGS/lint.log" 2>&1 || { cat "$LOGS/lint.log"; return 1; }
+        flock "$LOGS/print" cat "$LOGS/lint.log"
+    fi
     for t in "$@"; do
         case " ${chosen[*]} " in *" $t "*) ;; *) continue ;; esac
         local code=0
@@ -140,7 +187,7 @@ if [ "${#chosen[@]}" -gt 1 ] && [ "${CHECK_SERIAL:-0}" != 1 ]; then
     start=$SECONDS
     echo "check.sh: two lanes side by side: [${LANE_A[*]}] and [${LANE_B[*]}]; each tier's log when it ends"
     export OMP_NUM_THREADS=1
-    lane "${LANE_A[@]}" &
+    lane lint "${LANE_A[@]}" &
     a=$!
     lane "${LANE_B[@]}" &
     b=$!
@@ -148,9 +195,15 @@ if [ "${#chosen[@]}" -gt 1 ] && [ "${CHECK_SERIAL:-0}" != 1 ]; then
     wait "$b" || code=$?
     echo "lanes (wall): $((SECONDS - start)) s" >>"$LOGS/timings"
 else
-    for t in "${chosen[@]}"; do
-        tier "$t" || { code=$?; break; }
-    done
+    lint || code=$?
+    if [ "$code" -eq 0 ]; then
+        for t in "${chosen[@]}"; do
+            tier "$t" || { code=$?; break; }
+        done
+    fi
+fi
+if [ -n "$setup_pid" ]; then
+    wait "$setup_pid" || code=1
 fi
 echo "check.sh: wall time by tier: $(paste -sd ';' "$LOGS/timings" 2>/dev/null | sed 's/;/, /g')"
 exit "$code"

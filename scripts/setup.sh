@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Set up localjudge on a fresh machine: a virtual environment in .venv with the CPU build of
 # torch 2.13.0 (installed first, so nothing pulls a CUDA build), the package with its test
-# extra, the default judge model in models/smollm2-135m-instruct, and the model-family test
-# fixtures in models/fixtures (tiny random-weight models with real tokenizers and templates).
-# Idempotent: rerunning it skips what is already there.
+# extra and the default judge model in models/smollm2-135m-instruct. (The model-family test
+# fixtures are scripts/setup_fixtures.sh's.) Idempotent: rerunning it skips what is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -14,7 +13,6 @@ fi
 .venv/bin/python -m pip install -q torch==2.13.0
 .venv/bin/python -m pip install -q -c scripts/constraints.txt -e '.[test]'
 .venv/bin/python scripts/get_default_model.py
-.venv/bin/python scripts/get_family_fixtures.py
 # Headless Chromium for the browser tests of tests/unit/view/test_results_page.py (Debian's
 # package; ~20 s to install on a fresh Debian 12 machine). Skipped when one is on PATH; a note,
 # not a failure, where it cannot be installed (no apt-get, not root, no network): those tests

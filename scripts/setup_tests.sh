@@ -1,25 +1,35 @@
 #!/usr/bin/env bash
 # Set up everything the test tiers need, in three lanes side by side: scripts/setup.sh (.venv, the
-# default model, the family fixtures) then, in that .venv, scripts/setup_ray.sh (the Ray tier) and
-# scripts/setup_postgres.sh (Debian's PostgreSQL and psycopg: the Mastra-storage tier);
-# scripts/setup_vllm.sh (.venv-vllm: the vLLM and server tiers); scripts/setup_node.sh (Node 22 and
-# Mastra's packages: the differential and storage tiers). The lanes write to different folders.
-# Each set-up's output goes to build/NAME.log; a failure prints its log's tail. Idempotent, as
-# each set-up is.
+# default model), then in that .venv scripts/setup_fixtures.sh (the family fixtures: engines and
+# families tiers), scripts/setup_ray.sh (the Ray tier) and scripts/setup_postgres.sh (Debian's
+# PostgreSQL and psycopg: the Mastra-storage tier); scripts/setup_vllm.sh (.venv-vllm: the vLLM and
+# server tiers); scripts/setup_node.sh (Node 22 and Mastra's packages: the differential and storage
+# tiers). The lanes write to different folders. Each set-up's output goes to build/NAME.log; a
+# failure prints its log's tail. Each set-up, when it ends, leaves build/ready/NAME (or
+# build/ready/NAME.failed): `scripts/check.sh --setup` starts each tier as soon as its own set-ups
+# are there. Idempotent, as each set-up is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p build
+rm -rf build/ready
+mkdir -p build/ready
 start=$SECONDS
-lanes=("setup setup_ray setup_postgres" "setup_vllm" "setup_node")
-run_lane() {  # run_lane NAME...: these set-ups one after another, stopping at a failure
+lanes=("setup setup_fixtures setup_ray setup_postgres" "setup_vllm" "setup_node")
+run_lane() {  # run_lane NAME...: these set-ups one after another, stopping at a failure (which
+    # marks the ones after it failed too)
     local name
-    for name in "$@"; do
+    while [ "$#" -gt 0 ]; do
+        name=$1
+        shift
         local began=$SECONDS
         if bash "scripts/$name.sh" >"build/$name.log" 2>&1; then
-            echo "setup_tests.sh: $name.sh done in $((SECONDS - began)) s (build/$name.log)"
+            touch "build/ready/$name"
+            echo "setup_tests.sh: $name.sh done in $((SECONDS - began)) s, at $((SECONDS - start)) s (build/$name.log)"
         else
             echo "setup_tests.sh: $name.sh failed; the end of build/$name.log:" >&2
             tail -n 30 "build/$name.log" >&2
+            local after
+            for after in "$name" "$@"; do touch "build/ready/$after.failed"; done
             return 1
         fi
     done

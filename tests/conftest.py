@@ -102,7 +102,7 @@ def family_manifest() -> dict:
 
     path = FIXTURES / "manifest.json"
     if not path.exists():
-        pytest.fail(f"{path} is missing: run `python scripts/get_family_fixtures.py` (scripts/setup.sh does)")
+        pytest.fail(f"{path} is missing: run `bash scripts/setup_fixtures.sh`")
     return json.loads(path.read_text())
 
 

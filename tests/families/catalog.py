@@ -1,7 +1,7 @@
 """The model families the tier checks, and which of them have GGUF files.
 
 Each family is a tiny random-weight fixture with the real tokenizer and chat template
-(`scripts/get_family_fixtures.py`, run by `scripts/setup.sh`, builds them into models/fixtures).
+(`scripts/get_family_fixtures.py`, run by `scripts/setup_fixtures.sh`, builds them into models/fixtures).
 """
 
 from __future__ import annotations

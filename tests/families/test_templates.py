@@ -1,7 +1,7 @@
 """Every model family's real tokenizer and chat template against localjudge's prompts.
 
 Tokenizers only, no model runs (seconds). The fixtures (`scripts/get_family_fixtures.py`, run by
-`scripts/setup.sh`) carry each family's real tokenizer files and chat template. The prompts are
+`scripts/setup_fixtures.sh`) carry each family's real tokenizer files and chat template. The prompts are
 the three first scorers' on a mixed run (two claims) and every prompt any registered scorer
 sends on `FULL_RUN` (gathered once a session, `tests.families.by_schema`).
 """

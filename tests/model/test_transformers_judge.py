@@ -104,11 +104,12 @@ def test_building_a_judge_leaves_the_callers_objects_and_torch_alone(real_judge,
 
 
 def test_the_loop_with_prefix_cache_and_refills_gives_generates_tokens_on_the_real_model(real_judge) -> None:
-    """Every step of the hallucination and toxicity scorers on the real model, decoded by the
-    engine's own loop with the shared-prefix KV cache and two rows in flight (waiting rows join as
-    others finish): the texts, ends and token counts of `generate` prefilling every full prompt,
-    all rows at once; label probabilities to rounding; in fewer forward passes. (Each of the three
-    alone, on random-weight fixtures: tests/engines/test_decode.py.)"""
+    """Every step of the hallucination scorer (claims, verdicts with label probabilities, a reason)
+    on the real model, decoded by the engine's own loop with the shared-prefix KV cache and two rows
+    in flight (waiting rows join as others finish): the texts, ends and token counts of `generate`
+    prefilling every full prompt, all rows at once; label probabilities to rounding; in fewer
+    forward passes. (Each of the three alone, on random-weight fixtures: tests/engines/test_decode.py;
+    the loop on every scorer's prompts: the shared run, tests/model/conftest.py.)"""
     from tests.engines.decoding import same_tokens
 
     loop = real_judge.variant(max_rows=2)
@@ -117,8 +118,7 @@ def test_the_loop_with_prefix_cache_and_refills_gives_generates_tokens_on_the_re
     calls: dict[str, list[Any]] = {"loop": [], "generate": []}
     for name, judge in (("loop", loop), ("generate", plain)):
         recorded(judge, calls[name])
-        for factory in (hallucination_scorer, toxicity_scorer):
-            factory(judge).run_batch(runs)
+        hallucination_scorer(judge).run_batch(runs)
     same_tokens(calls["loop"], calls["generate"])
     stats = loop.decode_stats
     assert stats.joins > 0 and stats.row_steps <= 2 * stats.forwards
