@@ -3,26 +3,23 @@
 As Mastra's `runScorer`: a scorer's `filter` is asked first (it fails closed: a filter that
 raises skips the run), then its sampling. A ratio is decided by hashing the run's trace id
 (``trace_id`` / ``traceId``), else its run id: ``sha256(key)``'s first 6 bytes as a number in
-[0, 1), compared with the rate (Mastra's `hashToUnitInterval`). So every scorer at one rate picks
-the same runs, and the same run is picked on every replay, on any machine and in Mastra.
+[0, 1), compared with the rate (Mastra's `hashToUnitInterval`, `localjudge.samples.hash_to_unit_interval`,
+which runs read from Mastra's storage are sampled by too). So every scorer at one rate picks the
+same runs, and the same run is picked on every replay, on any machine and in Mastra.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from localjudge.samples import hash_to_unit_interval
+
 log = logging.getLogger(__name__)
 
 RunFilter = Callable[[Mapping[str, Any]], Any]  # the run -> whether it qualifies for scoring
-
-
-def hash_to_unit_interval(key: str) -> float:
-    """Mastra's `hashToUnitInterval`: a stable value in [0, 1) for `key` (sha256, 48 bits)."""
-    return int.from_bytes(hashlib.sha256(key.encode("utf-8")).digest()[:6], "big") / 2**48
 
 
 def sampling_key(run: Mapping[str, Any]) -> str:

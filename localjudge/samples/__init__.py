@@ -1,10 +1,12 @@
 """What is judged: runs (plain strings, chat messages, Mastra's run shapes) read into `Sample`s.
 
 `runs` builds the `Sample` (the texts judged and the other run fields), `messages` turns chat
-shapes into clean text, `tool_calls` reads tool calls and their results from a run's output.
+shapes into clean text, `tool_calls` reads tool calls and their results from a run's output,
+`run_hash` is Mastra's hash of a run's id that sampling ratios compare with.
 """
 
 from localjudge.samples.messages import InvalidRunError, is_missing
+from localjudge.samples.run_hash import hash_to_unit_interval
 from localjudge.samples.runs import RecordedRun, Sample, Turn, context_of, run_id_of, to_sample, trajectory_of
 from localjudge.samples.tool_calls import ToolCall, extract_tool_calls, extract_tool_results, tool_result_context
 
@@ -17,6 +19,7 @@ __all__ = [
     "context_of",
     "extract_tool_calls",
     "extract_tool_results",
+    "hash_to_unit_interval",
     "is_missing",
     "run_id_of",
     "to_sample",
