@@ -52,7 +52,8 @@ def add_mastra_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--mastra-unscored", action="store_true",
                        help="only runs not yet scored by every scorer asked for (any judge)")
     group.add_argument("--mastra-experiment", default=None, metavar="ID",
-                       help="score an experiment's results instead, with their dataset items' ground truth")
+                       help="score an experiment's results instead, with their dataset items' ground truth "
+                            "(--limit applies; the agent-run selectors above do not)")
 
 
 def _ids(text: str | None) -> tuple[str, ...]:
@@ -60,6 +61,8 @@ def _ids(text: str | None) -> tuple[str, ...]:
 
 
 def run_mastra_score(args: argparse.Namespace) -> int:
+    if args.mastra_experiment:
+        _refuse_agent_selectors(args)
     names, options, judged_by_model = shared.score_scorers(args)  # before the model loads
     if args.out:
         check_output_file(args.out, WRITE_SUFFIXES, "--out")
@@ -91,6 +94,17 @@ def run_mastra_score(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     finally:
         store.close()
+
+
+def _refuse_agent_selectors(args: argparse.Namespace) -> None:
+    """--mastra-experiment reads every result of one experiment: the agent-run selectors do not apply to it."""
+    flags = {"--mastra-agent": args.mastra_agent, "--mastra-since": args.mastra_since,
+             "--mastra-until": args.mastra_until, "--mastra-trace": args.mastra_trace,
+             "--mastra-sample": args.mastra_sample, "--mastra-unscored": args.mastra_unscored or None}
+    given = [flag for flag, value in flags.items() if value is not None]
+    if given:
+        raise CliError(f"--mastra-experiment scores every result of the experiment and takes no agent-run "
+                       f"selector: drop {', '.join(given)} (--limit still applies)")
 
 
 def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOptions, runs: list[dict[str, Any]],

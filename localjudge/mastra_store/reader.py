@@ -5,14 +5,15 @@ Reads only; the store's tables are never changed here.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from localjudge.mastra_store.connection import Store, StoreError
 from localjudge.mastra_store.schema import EXPERIMENT_RESULTS, EXPERIMENTS, JSON_COLUMNS, NEEDED, SCORES, SPANS
 from localjudge.mastra_store.spans import run_from_spans, under_other_agent
+from localjudge.samples import hash_to_unit_interval
 
 SPAN_COLUMNS = ", ".join(f'"{c}"' for c in NEEDED[SPANS])
 TRACE_CHUNK = 200  # trace ids per query
@@ -24,7 +25,8 @@ class Selection:
 
     Attributes:
         entity_ids: Only these agents (their ids, Mastra's entityId); empty: every agent.
-        since, until: Only runs started at or after / before these times (ISO 8601, as stored).
+        since, until: Only runs started at or after / before these times (ISO 8601; an offset is
+            honoured, a time without one is UTC): compared in UTC, as Mastra stores `startedAt`.
         trace_ids: Only these traces; empty: every trace.
         sample_rate: Keep this share of runs, chosen by a hash of the trace id (the same runs every time).
         unscored_by: Skip runs that already have a score row of every one of these scorer ids.
@@ -44,11 +46,37 @@ class Selection:
             raise ValueError(f"the sample rate must be in (0, 1], got {self.sample_rate}")
         if self.limit is not None and self.limit < 1:
             raise ValueError(f"the limit must be at least 1, got {self.limit}")
+        for bound in (self.since, self.until):
+            if bound is not None:
+                utc_bound(bound)  # refused here, before anything is read
+
+
+def utc_bound(text: str) -> str:
+    """A time bound as Mastra stores `startedAt`: ISO 8601 in UTC with milliseconds and ``Z``
+    (``2026-01-02T08:00:00.000Z``), so LibSQL's text compares in order and PostgreSQL's
+    timestamp column (no time zone: UTC) reads the same instant. An offset is honoured; a time
+    without one is UTC. Rounded up to the millisecond (Mastra's times have no finer part), which
+    leaves ``>=`` and ``<`` on millisecond times as they were.
+
+    Raises:
+        ValueError: text that is not an ISO 8601 time.
+    """
+    try:
+        given = text.strip()
+        moment = datetime.fromisoformat(given[:-1] + "+00:00" if given[-1:] in ("Z", "z") else given)  # 3.10: no Z
+    except ValueError:
+        raise ValueError(f"--mastra-since/--mastra-until: {text!r} is not an ISO 8601 time "
+                         "(e.g. 2026-01-02T08:00:00Z)") from None
+    moment = (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).astimezone(timezone.utc)
+    extra = moment.microsecond % 1000
+    if extra:
+        moment += timedelta(microseconds=1000 - extra)
+    return moment.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"
 
 
 def sampled(trace_id: str, rate: float) -> bool:
-    """Whether a trace is in a `rate` sample: a hash of its id as a number in [0, 1)."""
-    return int(hashlib.sha256(trace_id.encode("utf-8")).hexdigest()[:12], 16) / 16 ** 12 < rate
+    """Whether a trace is in a `rate` sample: Mastra's hash of its id (live sampling's too) below the rate."""
+    return hash_to_unit_interval(trace_id) < rate
 
 
 def read_agent_runs(store: Store, selection: Selection = Selection()) -> list[dict[str, Any]]:
@@ -60,10 +88,10 @@ def read_agent_runs(store: Store, selection: Selection = Selection()) -> list[di
             params += list(values)
     if selection.since:
         where.append('"startedAt" >= ?')
-        params.append(selection.since)
+        params.append(utc_bound(selection.since))
     if selection.until:
         where.append('"startedAt" < ?')
-        params.append(selection.until)
+        params.append(utc_bound(selection.until))
     roots = store.fetch(f'SELECT {SPAN_COLUMNS} FROM "{SPANS}" WHERE {" AND ".join(where)} ORDER BY "startedAt"',
                         params, JSON_COLUMNS[SPANS])
     if selection.sample_rate is not None:

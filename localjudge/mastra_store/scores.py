@@ -5,7 +5,15 @@ scores Mastra produced.
 One row per (run, scorer) that got a score. Its id is ``localjudge:`` and the run's resume key
 (`localjudge.evaluation.result_key`: the scorer's name, prompt hash, scale and judge identity,
 and the texts judged), so the same scorer with the same judge never writes a run twice, while
-another judge, prompt or changed run writes a new row. Its scorer id is ``localjudge:<name>``,
+another judge, prompt or changed run writes a new row. An experiment's row is keyed by the
+experiment too (``localjudge:<experiment id>:<resume key>``): the same trace scored as an agent
+run and in its experiment is two rows, each found where Mastra looks for it.
+
+An experiment's rows are shaped as Mastra's experiment runner writes its scores: `runId` the
+experiment id (`compareExperiments` and Studio read them with ``listScoresByRunId(experimentId)``),
+`entityId` the dataset item, `entity` the target (``{id, name}``: its id), `source` ``TEST``, the
+trace id kept. localjudge also keeps the agent span's id (`listScoresBySpan` finds the score on
+the trace) and the agent's run id in ``metadata.localjudge.agentRunId``. Its scorer id is ``localjudge:<name>``,
 never one of Mastra's own. Unscored results are not written (they stay in localjudge's result
 file). Every text goes through `localjudge.text_safety` (PostgreSQL refuses NUL).
 """
@@ -55,15 +63,16 @@ def _record(value: Any) -> dict[str, Any] | None:
 def score_row(judged: Judged, columns: Mapping[str, str], now: datetime) -> dict[str, Any]:
     """The `mastra_scorers` row of one scored result, with only the columns the store has."""
     run, result, origin = judged.run, judged.result, judged.run.get("mastra") or {}
-    experiment = origin.get("datasetItemId") is not None
+    experiment = origin.get("datasetItemId") is not None  # read by `read_experiment_runs`
     entity_id = origin.get("targetId") if experiment else origin.get("entityId")
+    agent_run_id = origin.get("runId") or run.get("run_id")
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     row: dict[str, Any] = {
-        "id": f"{SCORER_PREFIX}{judged.key}",
+        "id": f"{SCORER_PREFIX}{origin['experimentId']}:{judged.key}" if experiment else f"{SCORER_PREFIX}{judged.key}",
         "scorerId": scorer_id(judged.scorer_name),
         "traceId": origin.get("traceId"),
         "spanId": origin.get("spanId"),
-        "runId": origin.get("runId") or run.get("run_id"),
+        "runId": origin["experimentId"] if experiment else agent_run_id,
         "scorer": {"id": scorer_id(judged.scorer_name), "name": f"localjudge {judged.scorer_name}",
                    "description": f"localjudge's {judged.scorer_name} scorer on a local judge",
                    "hasJudge": bool(judged.judge)},
@@ -73,7 +82,9 @@ def score_row(judged: Judged, columns: Mapping[str, str], now: datetime) -> dict
         "reason": result.reason,
         "metadata": {"localjudge": {"judge": judged.judge, "promptVersion": judged.prompt_hash,
                                     "scorerKey": judged.scorer_key, "resultKey": judged.key,
-                                    "probScore": result.prob_score, "newTokens": result.new_tokens}},
+                                    "probScore": result.prob_score, "newTokens": result.new_tokens,
+                                    **({"agentRunId": agent_run_id, "experimentResultId": origin.get("resultId")}
+                                       if experiment else {})}},
         "preprocessPrompt": result.preprocess_prompt,
         "analyzePrompt": result.analyze_prompt,
         "generateReasonPrompt": result.generate_reason_prompt,
@@ -82,7 +93,7 @@ def score_row(judged: Judged, columns: Mapping[str, str], now: datetime) -> dict
         "additionalContext": {"context": run["context"]} if run.get("context") else None,
         "entityType": (str(origin.get("targetType") or "agent").upper() if experiment
                        else str(origin.get("entityType") or "agent").upper()),
-        "entity": {"id": entity_id, "name": origin.get("entityName") or entity_id},
+        "entity": {"id": entity_id, "name": entity_id if experiment else origin.get("entityName") or entity_id},
         "entityId": origin.get("datasetItemId") if experiment else entity_id,
         "source": "TEST" if experiment or origin.get("experimentId") else "LIVE",
         "resourceId": origin.get("resourceId"),

@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +27,8 @@ MODEL = ROOT / "models" / "smollm2-135m-instruct"
 SCORERS = "hallucination,answer_relevancy"
 
 
-def score(monkeypatch: pytest.MonkeyPatch, url: str, *flags: str, identity: str = "fake-judge") -> int:
-    stand_in_engine(monkeypatch, lambda path, **kwargs: make_fake_judge(identity=identity))
+def score(monkeypatch: pytest.MonkeyPatch, url: str, *flags: str, identity: str = "fake-judge", **answers: Any) -> int:
+    stand_in_engine(monkeypatch, lambda path, **kwargs: make_fake_judge(identity=identity, **answers))
     return main(["--quiet", "score", "--model", str(MODEL), "--mastra-store", url, *flags])
 
 
@@ -45,10 +46,12 @@ def localjudge_rows(url: str) -> list[dict[str, Any]]:
 
 
 def snapshot(url: str) -> dict[str, str]:
-    """A checksum of every mastra_* table but mastra_scorers, and of the schema of every table."""
+    """A checksum of every mastra_* table (of mastra_scorers, the rows localjudge did not write: Mastra's
+    own scorers') and of the schema: every table's columns, indexes and constraints."""
     if url.startswith("file:"):
         tables = [r["name"] for r in rows(url, "SELECT name FROM sqlite_master WHERE type = 'table' "
                                                "AND name LIKE 'mastra_%' ORDER BY name")]
+        # sqlite_master holds every table, index (the automatic ones of UNIQUE and PRIMARY KEY too) and trigger
         schema = rows(url, "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY type, name")
     else:
         tables = [r["table_name"] for r in rows(url, "SELECT table_name FROM information_schema.tables WHERE "
@@ -56,12 +59,38 @@ def snapshot(url: str) -> dict[str, str]:
                                                      "ORDER BY table_name")]
         schema = rows(url, "SELECT table_name, column_name, data_type, is_nullable, column_default FROM "
                            "information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, column_name")
+        schema += rows(url, "SELECT tablename, indexname, indexdef FROM pg_indexes WHERE schemaname = 'public' "
+                            "ORDER BY tablename, indexname")
+        schema += rows(url, "SELECT c.conrelid::regclass::text AS table_name, c.conname, c.contype, "
+                            "pg_get_constraintdef(c.oid) AS definition FROM pg_constraint c "
+                            "JOIN pg_namespace n ON n.oid = c.connamespace WHERE n.nspname = 'public' "
+                            "ORDER BY 1, 2")
+        schema += rows(url, "SELECT event_object_table, trigger_name, action_statement FROM "
+                            "information_schema.triggers WHERE trigger_schema = 'public' ORDER BY 1, 2")
     sums = {"schema": hashlib.sha256(json.dumps(schema, default=str).encode()).hexdigest()}
     for table in tables:
-        if table != "mastra_scorers":
-            content = sorted(json.dumps(r, default=str, sort_keys=True) for r in rows(url, f'SELECT * FROM "{table}"'))
-            sums[table] = hashlib.sha256("\n".join(content).encode()).hexdigest()
+        where = ' WHERE "scorerId" NOT LIKE \'localjudge:%\'' if table == "mastra_scorers" else ""
+        found = rows(url, f'SELECT * FROM "{table}"{where}')
+        content = sorted(json.dumps(r, default=str, sort_keys=True) for r in found)
+        sums[table] = hashlib.sha256("\n".join(content).encode()).hexdigest()
     return sums
+
+
+def mastra_rows(url: str) -> list[dict[str, Any]]:
+    """The score rows Mastra's own scorer wrote (the app's experiment)."""
+    return rows(url, 'SELECT "id" FROM "mastra_scorers" WHERE "scorerId" NOT LIKE ?', ("localjudge:%",))
+
+
+def agent_runs(url: str) -> list[dict[str, Any]]:
+    """Every agent run's span in the store (the app's runs and its experiment's), earliest first, with
+    its start as an aware UTC time (LibSQL stores ISO text with Z; PostgreSQL a timestamp)."""
+    found = rows(url, 'SELECT "traceId", "runId", "startedAt" FROM "mastra_ai_spans" WHERE "spanType" = ? '
+                      'ORDER BY "startedAt"', ("agent_run",))
+    for run in found:
+        start = run["startedAt"]
+        start = start if isinstance(start, datetime) else datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+        run["startedAt"] = start if start.tzinfo else start.replace(tzinfo=timezone.utc)
+    return found
 
 
 def results_file(path: Path) -> list[dict[str, Any]]:
@@ -83,7 +112,9 @@ def test_scores_are_read_back_by_mastras_storage_api(monkeypatch: pytest.MonkeyP
     assert sorted((r["runId"], r["scorerId"].removeprefix("localjudge:")) for r in written) == sorted(scored)
     query = {"runIds": sorted({r["run_id"] for r in results}),
              "spans": [{"traceId": r["mastra_trace_id"], "spanId": r["mastra_span_id"]} for r in results],
-             "scorerIds": [f"localjudge:{n}" for n in SCORERS.split(",")]}
+             "scorerIds": [f"localjudge:{n}" for n in SCORERS.split(",")],
+             "entities": [{"entityType": "AGENT", "entityId": agent}
+                          for agent in sorted({r["agent"] for r in app["agentRuns"]})]}
     back = node("read_scores.mjs", url, stdin=query)
     for result in results:
         for name in SCORERS.split(","):
@@ -100,7 +131,13 @@ def test_scores_are_read_back_by_mastras_storage_api(monkeypatch: pytest.MonkeyP
                 assert found[0]["metadata"]["localjudge"]["judge"] == "fake-judge"
                 assert found[0]["source"] in ("LIVE", "TEST")
     assert sum(len(v) for v in back["byScorer"].values()) == len(written)
-    assert snapshot(url) == before  # nothing but mastra_scorers changed, the schema neither
+    for agent in {r["agent"] for r in app["agentRuns"]}:  # an agent's scores, as Studio's agent page lists them
+        by_agent = [(s["runId"], s["scorerId"]) for s in back["byEntity"][f"AGENT/{agent}"]
+                    if s["scorerId"].startswith("localjudge:")]
+        assert by_agent and sorted(by_agent) == sorted((r["runId"], r["scorerId"]) for r in written
+                                                       if r["entityId"] == agent)
+    assert snapshot(url) == before  # nothing but localjudge's rows in mastra_scorers changed, the schema neither
+    assert len(mastra_rows(url)) == 2  # Mastra's own scorer's rows (the experiment's) are there, untouched
 
 
 def test_rerun_writes_nothing_new_and_another_judge_writes_its_own(monkeypatch: pytest.MonkeyPatch,
@@ -118,7 +155,7 @@ def test_rerun_writes_nothing_new_and_another_judge_writes_its_own(monkeypatch: 
     assert {r["metadata"]["localjudge"]["judge"] for r in now} == {"fake-judge", "other-judge"}
 
 
-def test_selectors(monkeypatch: pytest.MonkeyPatch, store: tuple[str, dict]) -> None:
+def test_selectors(monkeypatch: pytest.MonkeyPatch, store: tuple[str, dict], tmp_path: Path) -> None:
     url, app = store
     weather = [r for r in app["agentRuns"] if r["agent"] == "weather-agent"]
     assert score(monkeypatch, url, "--scorer", "answer_relevancy", "--mastra-agent", "weather-agent") == 0
@@ -127,10 +164,31 @@ def test_selectors(monkeypatch: pytest.MonkeyPatch, store: tuple[str, dict]) -> 
     assert score(monkeypatch, url, "--scorer", "answer_relevancy", "--mastra-trace", trace) == 0
     assert len(localjudge_rows(url)) == len(weather) + 1
 
+    def selected(*flags: str) -> list[str]:
+        out = tmp_path / f"selected-{len(list(tmp_path.glob('selected-*.jsonl')))}.jsonl"
+        assert score(monkeypatch, url, "--scorer", "answer_relevancy", "--out", str(out), *flags) == 0
+        return sorted(r["run_id"] for r in results_file(out)) if out.exists() else []  # none selected: no file
+
+    runs = agent_runs(url)
+    assert len(runs) == len(app["agentRuns"]) + 2
+    # the third and fourth runs, the bounds given with offsets (the same instants): compared in UTC on both stores
+    since = runs[2]["startedAt"].astimezone(timezone(timedelta(hours=2))).isoformat(timespec="milliseconds")
+    until = runs[4]["startedAt"].astimezone(timezone(timedelta(hours=-5))).isoformat(timespec="milliseconds")
+    assert selected("--mastra-since", since, "--mastra-until", until) == sorted(r["runId"] for r in runs[2:4])
+    assert selected("--mastra-since", runs[-1]["startedAt"].isoformat()) == [runs[-1]["runId"]]
+
+    def mastra_hash(trace_id: str) -> float:  # Mastra's hashToUnitInterval, written out here
+        return int.from_bytes(hashlib.sha256(trace_id.encode()).digest()[:6], "big") / 2 ** 48
+
+    expected = sorted(r["runId"] for r in runs if mastra_hash(r["traceId"]) < 0.5)
+    assert selected("--mastra-sample", "0.5") == expected
+    assert selected("--mastra-sample", "0.5") == expected  # the same runs every time
+
 
 def test_an_experiments_results_are_scored_with_their_ground_truth(monkeypatch: pytest.MonkeyPatch,
                                                                    store: tuple[str, dict], tmp_path: Path) -> None:
     url, app = store
+    before = snapshot(url)
     out = tmp_path / "experiment.jsonl"
     assert score(monkeypatch, url, "--scorer", "answer_similarity", "--mastra-experiment", app["experimentId"],
                  "--out", str(out)) == 0
@@ -139,11 +197,42 @@ def test_an_experiments_results_are_scored_with_their_ground_truth(monkeypatch: 
     assert sorted(r["mastra_dataset_item_id"] for r in results) == sorted(i["id"] for i in items)
     written = localjudge_rows(url)
     assert len(written) == 2 and {r["source"] for r in written} == {"TEST"}
+    assert {r["runId"] for r in written} == {app["experimentId"]}  # as Mastra's experiment runner writes them
     assert sorted(r["entityId"] for r in written) == sorted(i["id"] for i in items)
-    back = node("read_scores.mjs", url, stdin={"runIds": [r["runId"] for r in written]})
-    assert all(len(scores) == 1 for scores in back["byRun"].values())
+    assert sorted(r["metadata"]["localjudge"]["agentRunId"] for r in written) == sorted(r["run_id"] for r in results)
+    # read as compareExperiments and Studio read an experiment's scores: by the experiment id
+    back = node("read_scores.mjs", url, stdin={"runIds": [app["experimentId"]]})["byRun"][app["experimentId"]]
+    ours = [s for s in back if s["scorerId"] == "localjudge:answer_similarity"]
+    theirs = [s for s in back if s["scorerId"] == app["mastraScorerId"]]
+    assert len(ours) == 2 and len(theirs) == 2 and len(back) == 4  # beside the rows Mastra's own scorer wrote
+
+    def shape(found: dict[str, Any]) -> tuple:
+        return (found["runId"], found["traceId"], found["entityType"], found["entityId"], found["entity"]["id"],
+                found["entity"]["name"], found["source"])
+
+    assert sorted(shape(s) for s in ours) == sorted(shape(s) for s in theirs)
     steps = [json.loads(r["answer_similarity_steps"]) for r in results]
     assert any("100 degrees Celsius" in (s["analyze_prompt"] or s["preprocess_prompt"] or "") for s in steps)
+    assert snapshot(url) == before  # Mastra's own score rows among the rest, untouched
+    assert score(monkeypatch, url, "--scorer", "answer_similarity", "--mastra-experiment", app["experimentId"]) == 0
+    assert localjudge_rows(url) == written  # a rerun writes nothing new
+    # the same traces scored as agent runs first (rows of their own, runId the agent's run) do not stand in
+    # for the experiment's scores: the experiment's rows are written beside them
+    assert score(monkeypatch, url, "--scorer", "answer_relevancy") == 0
+    assert score(monkeypatch, url, "--scorer", "answer_relevancy", "--mastra-experiment", app["experimentId"]) == 0
+    relevancy = [r for r in localjudge_rows(url) if r["scorerId"] == "localjudge:answer_relevancy"]
+    assert sorted(r["runId"] for r in relevancy if r["runId"] == app["experimentId"]) == [app["experimentId"]] * 2
+
+
+def test_a_nul_in_a_reason_is_dropped_on_postgres(monkeypatch: pytest.MonkeyPatch, pg_copy: tuple[str, dict]) -> None:
+    """PostgreSQL refuses NUL in text and jsonb: the text rule drops it, and the row is written and read back."""
+    url, _ = pg_copy
+    assert score(monkeypatch, url, "--scorer", "answer_relevancy", "--mastra-agent", "weather-agent",
+                 Reason={"reason": "bad\x00 reason \x00"}) == 0
+    written = localjudge_rows(url)
+    assert len(written) == 2 and {r["reason"] for r in written} == {"bad reason "}
+    back = node("read_scores.mjs", url, stdin={"runIds": [r["runId"] for r in written]})
+    assert sorted(s["reason"] for found in back["byRun"].values() for s in found) == ["bad reason "] * 2
 
 
 def test_a_store_with_a_needed_column_dropped_is_refused(monkeypatch: pytest.MonkeyPatch, store: tuple[str, dict],

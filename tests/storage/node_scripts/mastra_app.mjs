@@ -3,11 +3,13 @@
 // (tests/differential/node, set up by scripts/setup_node.sh):
 //   tests/differential/node/node_modules/.bin/node tests/storage/node_scripts/mastra_app.mjs STORE_URL
 // STORE_URL: `file:/path/mastra.db` (LibSQL) or `postgresql://...` (Postgres).
-// stdout: one JSON object {agentRuns: [{agent, runId, traceId, threadId}], datasetId, experimentId}.
+// stdout: one JSON object {agentRuns: [{agent, runId, traceId, threadId}], datasetId, experimentId,
+// mastraScorerId}.
 //
 // What it writes: three agents (weather: a tool call with its result then an answer; math: a
 // tool call whose tool fails, then an answer; chat: no tools, two turns in one thread with
-// memory), a dataset of two items with ground truth, and one experiment over it (the chat agent).
+// memory), a dataset of two items with ground truth, and one experiment over it (the chat agent)
+// scored by Mastra's content-similarity code scorer.
 // Telemetry is off and the model is the AI SDK's MockLanguageModelV2: nothing leaves the machine.
 import { createRequire } from "node:module";
 
@@ -27,6 +29,7 @@ const { MockMemory } = await load("@mastra/core/memory");
 const { Observability, MastraStorageExporter } = await load("@mastra/observability");
 const { MockLanguageModelV2 } = await load("ai/test");
 const { z } = await load("zod");
+const { createContentSimilarityScorer } = await load("@mastra/evals/scorers/prebuilt");
 
 const url = process.argv[2];
 if (!url) throw new Error("usage: mastra_app.mjs STORE_URL");
@@ -155,10 +158,15 @@ await dataset.addItems({ items: [
   { input: "What is the capital of France?", groundTruth: "Paris" },
   { input: "At what temperature does water boil at sea level?", groundTruth: "100 degrees Celsius" },
 ] });
-const summary = await dataset.startExperiment({ targetType: "agent", targetId: "chat-agent", maxConcurrency: 1 });
+// One of Mastra's own code scorers on the experiment: mastra_scorers then holds Mastra-written
+// rows (runId = the experiment id, entityId = the dataset item) that localjudge must leave as they are.
+const similarity = createContentSimilarityScorer();
+const summary = await dataset.startExperiment({ targetType: "agent", targetId: "chat-agent", maxConcurrency: 1,
+  scorers: [similarity] });
 
 await mastra.observability?.getDefaultInstance?.()?.flush?.();
 await new Promise((resolve) => setTimeout(resolve, 500));
 await mastra.shutdown?.();
-print(JSON.stringify({ agentRuns, datasetId: dataset.id, experimentId: summary.experimentId ?? summary.id }) + "\n",
+print(JSON.stringify({ agentRuns, datasetId: dataset.id, experimentId: summary.experimentId ?? summary.id,
+  mastraScorerId: similarity.id }) + "\n",
   () => process.exit(0)); // exit once stdout is flushed (a pipe is async)

@@ -1,10 +1,14 @@
 // Reads score rows back through Mastra's own storage API (@mastra/core's scores domain on
-// @mastra/libsql or @mastra/pg), as Studio's server does: for each run id `listScoresByRunId`,
-// for each (traceId, spanId) `listScoresBySpan`, and every score of a scorer id
-// `listScoresByScorerId`. Run with the harness's Node (see mastra_app.mjs):
+// @mastra/libsql or @mastra/pg), as Studio's server does: for each run id `listScoresByRunId`
+// (an experiment's scores too: `compareExperiments` reads them by the experiment id), for each
+// (traceId, spanId) `listScoresBySpan`, every score of a scorer id `listScoresByScorerId`, and
+// for each entity `listScoresByEntityId` (an agent's scores: entityType AGENT and its id).
+// Run with the harness's Node (see mastra_app.mjs):
 //   node read_scores.mjs STORE_URL < query.json
-// stdin: {"runIds": [...], "spans": [{"traceId", "spanId"}], "scorerIds": [...]}
-// stdout: {"byRun": {runId: [score]}, "bySpan": {"traceId/spanId": [score]}, "byScorer": {scorerId: [score]}},
+// stdin: {"runIds": [...], "spans": [{"traceId", "spanId"}], "scorerIds": [...],
+//         "entities": [{"entityType", "entityId"}]}
+// stdout: {"byRun": {runId: [score]}, "bySpan": {"traceId/spanId": [score]}, "byScorer": {scorerId: [score]},
+//          "byEntity": {"entityType/entityId": [score]}},
 // each score as Mastra's API returns it (id, scorerId, runId, traceId, spanId, score, reason, entityId, ...).
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
@@ -22,7 +26,7 @@ const storage = url.startsWith("file:")
 await storage.init();
 const scores = await storage.getStore("scores");
 const all = { page: 0, perPage: false };
-const out = { byRun: {}, bySpan: {}, byScorer: {} };
+const out = { byRun: {}, bySpan: {}, byScorer: {}, byEntity: {} };
 for (const runId of query.runIds ?? []) {
   out.byRun[runId] = (await scores.listScoresByRunId({ runId, pagination: all })).scores;
 }
@@ -31,6 +35,10 @@ for (const { traceId, spanId } of query.spans ?? []) {
 }
 for (const scorerId of query.scorerIds ?? []) {
   out.byScorer[scorerId] = (await scores.listScoresByScorerId({ scorerId, pagination: all })).scores;
+}
+for (const { entityType, entityId } of query.entities ?? []) {
+  out.byEntity[`${entityType}/${entityId}`] =
+    (await scores.listScoresByEntityId({ entityType, entityId, pagination: all })).scores;
 }
 await storage.close?.();
 print(JSON.stringify(out) + "\n", () => process.exit(0)); // exit once stdout is flushed (a pipe is async)

@@ -111,6 +111,13 @@ def test_selection(url: str) -> None:
 
     assert ids(entity_ids=("math", "chat")) == ["r2", "r3"]
     assert ids(since="2026-01-02T00:00:00Z") == ["r2", "r3"] and ids(until="2026-01-02T00:00:00Z") == ["r1"]
+    # an offset is the same instant in UTC: Mastra's "...T10:00:00.000Z" text compares with it as a time
+    assert ids(since="2026-01-02T12:00:00+02:00") == ["r2", "r3"] and ids(until="2026-01-02T05:00:00-05:00") == ["r1"]
+    assert ids(since="2026-01-02T11:59:59.9999+02:00") == ["r2", "r3"]  # rounded up to the millisecond
+    assert ids(since="2026-01-02T10:00:00") == ["r2", "r3"]  # no offset: UTC
+    assert ids(since="2026-01-02T10:00:00.0001Z") == ["r3"] and ids(until="2026-01-02T10:00:00.0001Z") == ["r1", "r2"]
+    with pytest.raises(ValueError, match="'yesterday' is not an ISO 8601 time"):
+        Selection(since="yesterday")
     assert ids(trace_ids=("t3",)) == ["r3"] and ids(limit=1) == ["r1"]
     assert ids(sample_rate=1.0) == ["r1", "r2", "r3"]
     assert ids(sample_rate=0.5) == [r for r, t in (("r1", "t1"), ("r2", "t2"), ("r3", "t3")) if sampled(t, 0.5)]
@@ -174,6 +181,21 @@ def test_cli_errors_are_one_line(monkeypatch: pytest.MonkeyPatch, url: str, tmp_
     assert main(["score", "--model", "m", "--scorer", "answer_relevancy", "--data", "x.jsonl",
                  "--mastra-agent", "a"]) == 2
     assert "need --mastra-store" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("selector", [["--mastra-agent", "weather"], ["--mastra-since", "2026-01-01T00:00:00Z"],
+                                      ["--mastra-until", "2026-01-01T00:00:00Z"], ["--mastra-trace", "t1"],
+                                      ["--mastra-sample", "0.5"], ["--mastra-unscored"]])
+def test_an_experiment_refuses_the_agent_run_selectors(monkeypatch: pytest.MonkeyPatch, url: str, selector: list[str],
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    loads: list[str] = []
+    stand_in_engine(monkeypatch, lambda path, **kwargs: loads.append(path) or make_fake_judge())
+    argv = ["--quiet", "score", "--model", "m", "--scorer", "answer_relevancy", "--mastra-store", url,
+            "--mastra-experiment", "e1", *selector]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"takes no agent-run selector: drop {selector[0]}" in err[0], err
+    assert loads == [] and score_rows(url) == []
 
 
 def test_an_experiments_results_carry_ground_truth_and_a_failed_item_is_unscored(url: str) -> None:
