@@ -201,7 +201,8 @@ def add_score_parser(sub: Any) -> None:
     add_model_flags(score)
     score.add_argument("--scorer", required=True, help=f"comma-separated: {', '.join(SCORERS)}")
     score.add_argument("--data", default=None, metavar="FILE",
-                       help="JSONL, JSON, CSV, parquet, or a saved HF dataset folder (or --mastra-store)")
+                       help="JSONL, JSON, CSV, parquet, a folder of such files, or a saved HF dataset folder "
+                            "(or --mastra-store)")
     score.add_argument("--out", default=None, metavar="FILE", help="write results (.jsonl or .parquet)")
     score.add_argument("--batch-size", type=int, default=8, help="rows per judge call (default: 8)")
     score.add_argument("--scale", type=float, default=1.0, help="scores lie in [0, scale] (default: 1)")

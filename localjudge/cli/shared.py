@@ -92,7 +92,9 @@ def add_column_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--output-col", default="output", help="column with the output judged (default: output)")
     group.add_argument("--context-col", default="context",
                        help="column with the context: a string or a list of strings (default: context)")
-    group.add_argument("--id-col", default=None, help="column with a run id (default: the row number)")
+    group.add_argument("--id-col", default=None,
+                       help="column with a run id (default: the row number; a data folder's rows: their file's name "
+                            "and row number)")
 
 
 def parse_scorers(text: str) -> list[str]:

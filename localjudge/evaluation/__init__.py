@@ -3,7 +3,7 @@
 `dataset_runs` (`evaluate`, `score_runs`), `target_runs` (`run_evals`: a target plus scorers,
 gates, thresholds, turns; `eval_items` reads its items, `assertions` its gates and verdict),
 `store` (append-only, content-keyed result logs: what resumes a run), `run_lock` (one run at a
-time on an output), `tables` (row files in and out: JSONL, JSON, CSV, parquet, dataset folders).
+time on an output), `tables` (row files in and out: JSONL, JSON, CSV, parquet, folders of them, dataset folders).
 """
 
 from localjudge.evaluation.dataset_runs import (
@@ -20,7 +20,7 @@ from localjudge.evaluation.dataset_runs import (
 )
 from localjudge.evaluation.run_lock import RunLock, RunLockedError
 from localjudge.evaluation.store import ResultStore, result_from_dict, result_key
-from localjudge.evaluation.tables import WRITE_SUFFIXES, decode_cell, read_table, write_table
+from localjudge.evaluation.tables import FOLDER_ROW, WRITE_SUFFIXES, decode_cell, read_table, write_table
 from localjudge.evaluation.target_runs import (
     GateResult,
     ItemResult,
@@ -34,6 +34,7 @@ from localjudge.evaluation.target_runs import (
 __all__ = [
     "Columns",
     "Evaluation",
+    "FOLDER_ROW",
     "GateResult",
     "ItemResult",
     "ResultStore",

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from localjudge.evaluation.store import ResultStore, result_from_dict, result_key
-from localjudge.evaluation.tables import dataset_from_rows, decode_cell
+from localjudge.evaluation.tables import FOLDER_ROW, dataset_from_rows, decode_cell
 from localjudge.judge import JudgeOutOfMemory
 from localjudge.result import TRANSIENT_ERRORS, ScoreResult
 from localjudge.samples import Sample
@@ -42,7 +42,9 @@ class Columns:
     Under its default name (``"input"``, ``"context"``) an optional column that is not there
     means none. Named anything else it must exist: a misspelt name would otherwise leave every
     row without it, found only after the model has loaded. Without a run id column a run's id
-    is its row number, which is part of its resume key: rows inserted above it rescore it.
+    is its row number, which is part of its resume key: rows inserted above it rescore it. Rows
+    read from a data folder have their file's name and their row number in it instead
+    (`FOLDER_ROW`, see `read_table`).
     """
 
     input: str | None = "input"
@@ -109,6 +111,7 @@ def rows_to_runs(dataset: Dataset, columns: Columns) -> list[dict[str, Any]]:
     missing = [c for c in wanted if c not in names]
     if missing:
         raise ValueError(f"unknown column {missing[0]!r}; the data has: {', '.join(dataset.column_names)}")
+    id_col = columns.run_id or (FOLDER_ROW if FOLDER_ROW in names else None)
     runs = []
     for index, row in enumerate(dataset):
         row = {k: decode_cell(v) for k, v in row.items()}
@@ -117,7 +120,7 @@ def rows_to_runs(dataset: Dataset, columns: Columns) -> list[dict[str, Any]]:
         run.update(input=row[input_col] if input_col else "", output=row[columns.output])
         if context_col:
             run["context"] = row[context_col]
-        run["run_id"] = str(row[columns.run_id]) if columns.run_id else str(index)
+        run["run_id"] = str(row[id_col]) if id_col else str(index)
         runs.append(run)
     return runs
 

@@ -1,4 +1,4 @@
-"""Reading and writing row files: JSONL, JSON, CSV, parquet, or a saved HF dataset folder.
+"""Reading and writing row files: JSONL, JSON, CSV, parquet, a folder of them, or a saved HF dataset folder.
 
 Reading writes nothing anywhere: files are parsed here (CSV by Python's `csv`, parquet by
 pyarrow) into in-memory datasets, never through a `datasets` builder, which would keep an Arrow
@@ -28,10 +28,18 @@ if TYPE_CHECKING:
 READ_SUFFIXES = (".jsonl", ".json", ".csv", ".parquet")
 WRITE_SUFFIXES = (".jsonl", ".parquet")
 JSON_CELL = "\x00json:"  # prefix of a cell stored as JSON text (see `dataset_from_rows`)
+FOLDER_ROW = "localjudge_row"  # a data folder's rows: "<file name>#<row in that file>" (see `read_table`)
 
 
 def read_table(path: str | Path) -> Dataset:
-    """Load rows from a file or a `save_to_disk` folder, entirely offline."""
+    """Load rows from a file, a folder of data files or a `save_to_disk` folder, entirely offline.
+
+    A folder that is not a saved dataset is read as its data files (`READ_SUFFIXES`; not its
+    subfolders, nor names starting with a dot) in sorted name order, their rows concatenated, plus
+    a column `FOLDER_ROW` holding each row's ``"<file name>#<row number in that file>"`` (from 0):
+    the run id when no column is named for one (`rows_to_runs`), so adding a file shifts no other
+    file's result keys. A folder without data files, or whose files' columns differ, is an error.
+    """
     from datasets import Dataset, load_from_disk
 
     p = Path(path)
@@ -39,11 +47,45 @@ def read_table(path: str | Path) -> Dataset:
         raise FileNotFoundError(f"data file {str(path)!r} does not exist")
     if p.is_dir():
         if not (p / "dataset_info.json").exists() and not (p / "state.json").exists():
-            raise ValueError(f"{p} is a folder but not a saved Hugging Face dataset (save_to_disk)")
+            return _read_folder(p)
         loaded = load_from_disk(str(p))
         if not isinstance(loaded, Dataset):
             raise ValueError(f"{p} holds several splits; pass one split's folder")
         return loaded
+    return _read_file(p)
+
+
+def _read_folder(folder: Path) -> Dataset:
+    """A data folder's files as one table (see `read_table`); a file with no rows adds nothing."""
+    from datasets import concatenate_datasets
+
+    files = sorted((f for f in folder.iterdir() if f.suffix.lower() in READ_SUFFIXES and f.is_file()
+                    and not f.name.startswith(".")), key=lambda f: f.name)
+    if not files:
+        raise ValueError(f"{folder} is a folder with no data files ({', '.join(READ_SUFFIXES)}) and not a saved "
+                         "Hugging Face dataset (save_to_disk)")
+    read = [(f, _read_file(f)) for f in files]
+    parts = [(f, part) for f, part in read if len(part)] or read[:1]
+    first, head = parts[0]
+    for f, part in parts:
+        if FOLDER_ROW in part.column_names:
+            raise ValueError(f"{f}: a data folder's file has a column {FOLDER_ROW!r}, the one its reader adds "
+                             "(each row's file and row number): rename it")
+        if set(part.column_names) != set(head.column_names):
+            raise ValueError(f"{folder}: {f.name} has the columns {', '.join(part.column_names)} but {first.name} "
+                             f"has {', '.join(head.column_names)}: the files of a data folder need the same columns")
+    ids = [f"{f.name}#{n}" for f, part in parts for n in range(len(part))]
+    try:
+        joined = concatenate_datasets([part.select_columns(head.column_names) for _, part in parts])
+    except ValueError:  # a column typed apart in two files (text here, lists there): stored as one JSONL's would be
+        joined = dataset_from_rows([{k: decode_cell(v) for k, v in row.items()} for _, part in parts for row in part],
+                                   where=str(folder))
+    return joined.add_column(FOLDER_ROW, ids)
+
+
+def _read_file(p: Path) -> Dataset:
+    from datasets import Dataset
+
     suffix = p.suffix.lower()
     try:
         if suffix == ".jsonl":
