@@ -15,6 +15,7 @@ exactly once by key) and assembles the same columns `evaluate` returns.
 from __future__ import annotations
 
 import functools
+import logging
 import pickle
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +29,8 @@ from localjudge.judge import Judge
 from localjudge.result import TRANSIENT_ERRORS, ScoreResult
 from localjudge.scorers import build_scorer
 from localjudge.scoring import Scorer
+
+log = logging.getLogger(__name__)
 
 WINDOW_BATCHES = 16  # as `evaluate`: rows are length-sorted within windows of this many batches
 Outcome = dict[str, tuple[str | None, dict[str, Any] | None]]  # scorer -> (result key, result; None: done)
@@ -130,28 +133,49 @@ def score_batch(scorers: Sequence[Scorer], runs: Sequence[Mapping[str, Any]], do
     """Score one batch with each scorer, skipping rows whose key is in `done`.
 
     Per scorer, the rows not done go through `score_runs` as one batch (one judge call per step);
-    a row that cannot be read is recorded there as `invalid_run` (its key is None).
+    a row that cannot be read is recorded there as `invalid_run` (its key is None). An exception
+    that escapes a scorer's work here makes each row of the batch unscored for that scorer
+    (`judge_failed`, the exception's line): returned, not raised, since Ray Data would drop the
+    batch as a dead actor's and the error would be lost.
 
     Returns:
         Per row, per scorer: (result key, the result as a dict; None when the key was done).
     """
     outcomes: list[Outcome] = [{} for _ in runs]
     for scorer in scorers:
-        keys: list[str | None] = []
-        for run in runs:
-            try:
-                keys.append(result_key(scorer.key, scorer.sample(run), scorer.shown_fields))
-            except Exception:  # noqa: BLE001 - `score_runs` records it as invalid_run
-                keys.append(None)
-        pending = [i for i, key in enumerate(keys) if key is None or key not in done]
-        for i, key in enumerate(keys):
-            if i not in pending:
-                outcomes[i][scorer.name] = (key, None)
-        if pending:
-            results, _ = score_runs([runs[i] for i in pending], [scorer], batch_size=len(pending))
-            for i, result in zip(pending, results[scorer.name], strict=True):
-                outcomes[i][scorer.name] = (keys[i], result.to_dict())
+        try:
+            pairs = _scorer_outcomes(scorer, runs, done)
+        except Exception as error:  # noqa: BLE001 - one scorer's batch, not the actor
+            log.error("%s: scoring a batch of %d failed", scorer.name, len(runs), exc_info=error)
+            message = " ".join(f"judge failed: {type(error).__name__}: {error}".split())
+            pairs = [(None, ScoreResult.unscored(_run_id(run), scorer.name, "judge_failed", message).to_dict())
+                     for run in runs]
+        for outcome, pair in zip(outcomes, pairs, strict=True):
+            outcome[scorer.name] = pair
     return outcomes
+
+
+def _scorer_outcomes(scorer: Scorer, runs: Sequence[Mapping[str, Any]],
+                     done: Collection[str]) -> list[tuple[str | None, dict[str, Any] | None]]:
+    """One scorer's (result key, result dict or None when done) per run of the batch."""
+    keys: list[str | None] = []
+    for run in runs:
+        try:
+            keys.append(result_key(scorer.key, scorer.sample(run), scorer.shown_fields))
+        except Exception:  # noqa: BLE001 - `score_runs` records it as invalid_run
+            keys.append(None)
+    pending = [i for i, key in enumerate(keys) if key is None or key not in done]
+    pairs: list[tuple[str | None, dict[str, Any] | None]] = [(key, None) for key in keys]
+    if pending:
+        results, _ = score_runs([runs[i] for i in pending], [scorer], batch_size=len(pending))
+        for i, result in zip(pending, results[scorer.name], strict=True):
+            pairs[i] = (keys[i], result.to_dict())
+    return pairs
+
+
+def _run_id(run: Mapping[str, Any]) -> str | None:
+    run_id = run.get("run_id")
+    return None if run_id is None else str(run_id)
 
 
 class Collector:

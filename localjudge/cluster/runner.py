@@ -5,11 +5,13 @@ hands each judge batch to a pool of actors, each holding one judge (its GPUs: `g
 and the scorers built on it, and the driver stores each batch's results as it comes back
 (`iter_batches` over the mapped dataset: an interrupt loses at most the batches in flight).
 
-Faults: an actor that dies (its process killed, its node gone) is restarted by Ray and its batch
-retried, `max_retries` times. A batch that still fails is dropped by Ray Data
-(`DataContext.max_errored_blocks`), found missing by the driver and sent again one row per item;
-a row that kills its actor every time then ends unscored (`judge_failed`, with why), never lost,
-never hanging the run, and is tried again by the next run (transient results are not stored).
+Faults: an exception raised while an actor scores a batch comes back as each row's unscored
+result (`judge_failed`, its line; `plan.score_batch`). An actor that dies (its process killed, its
+node gone) is restarted by Ray and its batch retried, `max_retries` times. A batch that still
+fails is dropped by Ray Data (`DataContext.max_errored_blocks`), found missing by the driver and
+sent again one row per item; a row that kills its actor every time then ends unscored
+(`judge_failed`, with why), never lost, never hanging the run, and is tried again by the next
+run (transient results are not stored).
 
 Ray is imported here only, inside functions: `import localjudge` and `localjudge.cluster` never
 load it. Nothing leaves the machine: usage stats off, no dashboard, `HF_HUB_OFFLINE=1` (and the
@@ -172,17 +174,25 @@ def _take(collector: Collector, rows: Sequence[tuple[int, Any]], names: Sequence
 def ray_session(address: str | None = None) -> Iterator[Any]:
     """The `ray` module, connected: to the cluster Ray is already initialised with in this process
     (left running), else to `address` (None: the one Ray finds, or a new local one), shut down at
-    the end. Usage stats off, no dashboard."""
+    the end. Usage stats off (`RAY_USAGE_STATS_ENABLED=0` while the session lasts, whatever it was
+    set to), no dashboard."""
     ray = _import_ray()
     if ray.is_initialized():
         yield ray
         return
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
+    saved = os.environ.get("RAY_USAGE_STATS_ENABLED")
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # forced, a user's =1 too: nothing leaves the machine
     try:
-        yield ray
+        ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
+        try:
+            yield ray
+        finally:
+            ray.shutdown()
     finally:
-        ray.shutdown()
+        if saved is None:
+            os.environ.pop("RAY_USAGE_STATS_ENABLED", None)
+        else:
+            os.environ["RAY_USAGE_STATS_ENABLED"] = saved
 
 
 def _import_ray() -> Any:

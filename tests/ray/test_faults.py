@@ -1,8 +1,10 @@
 """Faults on the Ray path, on the scripted fake judge (cheap actors): an actor killed mid-run, a row
-that kills its actor every time, a run interrupted and run again. Two actors, one row a batch or two."""
+that kills its actor every time, an exception raised in an actor, a run interrupted and run again. Two
+actors, one row a batch or two."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 import logging
@@ -12,9 +14,10 @@ from typing import Any
 
 import pytest
 
-from localjudge.cluster import ClusterError, ScorerSpec, evaluate_on_ray
+from localjudge.cluster import ClusterError, ScorerSpec, evaluate_on_ray, scorer_factory
 from localjudge.evaluation import ResultStore, evaluate, read_table, write_table
 from localjudge.judge import Judge
+from localjudge.scoring import Scorer
 from tests.conftest import EXAMPLES
 from tests.fakes import make_fake_judge
 
@@ -78,6 +81,26 @@ def test_a_row_that_kills_its_actor_every_time_ends_unscored(cluster: Any, tmp_p
     assert len(log_lines(tmp_path / "log")) == len(data) - 1  # the lost row is tried again next run
 
 
+class KeylessScorer(Scorer):
+    """A scorer whose identity raises: an ordinary exception out of the actor's scoring of a batch."""
+
+    @property
+    def key(self) -> str:
+        raise RuntimeError("no key for this scorer\n(a second line)")
+
+
+def keyless_scorers(judge: Judge | None) -> list[Scorer]:
+    return [KeylessScorer(**{f.name: getattr(s, f.name) for f in dataclasses.fields(s)})
+            for s in scorer_factory(SPECS)(judge)]
+
+
+def test_an_exception_in_an_actor_ends_each_row_unscored_with_its_message(cluster: Any) -> None:
+    result = evaluate_on_ray(rows()[:3], keyless_scorers, make_fake_judge, judges=2, batch_size=2)
+    assert result.dataset["toxicity_error_kind"] == ["judge_failed"] * 3
+    assert set(result.dataset["toxicity_error"]) == {
+        "judge failed: RuntimeError: no key for this scorer (a second line)"}  # not "died on each of 3 tries"
+
+
 class Interrupted(KeyboardInterrupt):
     pass
 
@@ -105,8 +128,6 @@ def test_an_interrupted_run_run_again_writes_the_uninterrupted_file(cluster: Any
 
 
 def _built(specs: list[ScorerSpec]) -> list[Any]:
-    from localjudge.cluster import scorer_factory
-
     return list(scorer_factory(specs)(make_fake_judge()))
 
 

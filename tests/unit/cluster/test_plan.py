@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import pickle
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from localjudge.cluster import Collector, JudgeSpec, ScorerSpec, plan_batches, score_batch, scorer_factory
 from localjudge.cluster.plan import pack, score_packed
 from localjudge.engines import ModelPathError
-from localjudge.evaluation import ResultStore, evaluate, read_table, rows_to_runs, with_results
+from localjudge.evaluation import ResultStore, evaluate, read_table, rows_to_runs, score_runs, with_results
 from localjudge.evaluation.dataset_runs import Columns
 from localjudge.result import ScoreResult
 from tests.conftest import EXAMPLES
@@ -66,6 +67,29 @@ def test_an_unreadable_row_is_recorded_with_no_key(fake_judge: FakeJudgeFactory)
     key, result = outcomes[1]["toxicity"]
     assert key is None and result is not None and result["error_kind"] == "invalid_run"
     assert outcomes[0]["toxicity"][0] is not None
+
+
+def test_an_exception_in_a_scorer_s_batch_comes_back_as_each_row_s_error(fake_judge: FakeJudgeFactory,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Raised out of an actor, Ray Data would drop the batch as a dead actor's, losing the error."""
+    from localjudge.cluster import plan
+
+    def breaks_on_toxicity(runs: Any, scorers: Any, **kwargs: Any) -> Any:
+        if scorers[0].name == "toxicity":
+            raise RuntimeError("the engine broke\n  on two lines")
+        return score_runs(runs, scorers, **kwargs)
+
+    monkeypatch.setattr(plan, "score_runs", breaks_on_toxicity)
+    runs = runs_of(3)
+    names = [s.name for s in SPECS]
+    collector = Collector(names, [r["run_id"] for r in runs], None, {})
+    collector.add(pickle.loads(score_packed(scorer_factory(SPECS)(fake_judge()), pack([0, 1, 2], runs), frozenset())))
+    assert collector.missing(range(3)) == []
+    toxicity = collector.in_order(range(3))["toxicity"]
+    assert [r.run_id for r in toxicity] == ["0", "1", "2"]
+    assert {(r.score, r.error_kind, r.error) for r in toxicity} == {
+        (None, "judge_failed", "judge failed: RuntimeError: the engine broke on two lines")}
+    assert all(r.scored for r in collector.in_order(range(3))["hallucination"])  # the other scorer's results stand
 
 
 def result(run_id: str, kind: str | None = None) -> ScoreResult:
