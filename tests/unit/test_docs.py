@@ -8,7 +8,8 @@
   namespace, on the scripted fake judge (`judge` is given). A block right after a
   `<!-- needs-model -->` line loads a real model: here `TransformersJudge.load` answers the fake
   judge (a stand-in engine: nothing heavy is imported); tests/model/test_docs.py runs those
-  blocks on the default model. A block after `<!-- needs-gpu -->` (vLLM on GPUs) is only compiled.
+  blocks on the default model. A block after `<!-- needs-gpu -->` (vLLM on GPUs) or
+  `<!-- needs-ray -->` (a Ray cluster; tests/ray runs `evaluate_on_ray` itself) is only compiled.
 - `docs/cli.md` documents exactly the flags of `localjudge <command> --help`: a `## ` heading
   names its commands in backticks (`localjudge` alone for the global flags), and each flag is
   the first cell of a table row under it.
@@ -29,6 +30,7 @@ from tests.fakes import make_fake_judge, stand_in_engine
 
 NEEDS_MODEL = "<!-- needs-model -->"
 NEEDS_GPU = "<!-- needs-gpu -->"  # vLLM on GPUs: compiled (syntax) only, run by no tier
+NEEDS_RAY = "<!-- needs-ray -->"  # a Ray cluster: compiled (syntax) only here
 FENCE = re.compile(r"^\s*(```|~~~)\s*([\w+-]*)")
 LINK = re.compile(r"!?\[(?:[^\]]|\[[^\]]*\])*\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
 INLINE_CODE = re.compile(r"(`+)(.+?)\1")
@@ -178,7 +180,7 @@ def run_page(page: Path, judge: object, *, model_blocks: bool, other_blocks: boo
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem}", "judge": judge}
     for block in python_blocks(page):
         code = compile(block.code, f"{rel(page)}:{block.line}", "exec", dont_inherit=True)
-        if block.marker == NEEDS_GPU or not (model_blocks if block.needs_model else other_blocks):
+        if block.marker in (NEEDS_GPU, NEEDS_RAY) or not (model_blocks if block.needs_model else other_blocks):
             continue
         try:
             exec(code, namespace)  # noqa: S102
