@@ -12,7 +12,7 @@ from localjudge.cli.main import main
 from tests.conftest import EXAMPLES
 
 SCORERS = "hallucination,faithfulness,toxicity"
-ROWS = 4  # the first four example rows: every scorer's claims and verdicts, in the tier's budget
+ROWS = 2  # the first two example rows (one batch): every scorer's claims and verdicts, in the tier's budget
 
 
 def score(out: Path, model: Path, *extra: str) -> None:
