@@ -39,13 +39,14 @@ if [ "${1:-}" = "--setup" ]; then
 fi
 
 TIERS=(unit differential engines model families ray vllm server storage)
-# A run of several tiers runs them in two lanes side by side, single-threaded (OMP_NUM_THREADS=1;
+# A run of several tiers runs them on two workers side by side, single-threaded (OMP_NUM_THREADS=1;
 # vLLM binds its own): on 2 cores the vLLM compile and the 135M model's decoding are each mostly
-# one core's work (docs/development.md "CI time by tier"). The vLLM tier hands the server tier its
-# scores, so they share a lane. CHECK_SERIAL=1: one tier after another, output streamed, as a
-# single tier always runs.
-LANE_A=(unit differential model families)
-LANE_B=(vllm server engines storage ray)
+# one core's work (docs/development.md "CI time by tier"). Each worker takes the first tier of
+# ORDER that no worker has taken and that can start now (its set-ups done; the server tier once
+# the vLLM tier, which hands it its scores, has ended): the longest first, so that the two end
+# near together. CHECK_SERIAL=1: one tier after another, output streamed, as a single tier always
+# runs.
+ORDER=(model vllm families ray unit server engines storage differential)
 # The set-ups (scripts/setup_tests.sh) each tier needs before it can start
 declare -A NEEDS=(
     [unit]="setup" [differential]="setup setup_node" [engines]="setup setup_fixtures" [model]="setup"
@@ -64,7 +65,7 @@ asked=${#chosen[@]}
 [ "$asked" -eq 0 ] && chosen=("${TIERS[@]}")
 extra=("$@")
 
-LOGS=$(mktemp -d)  # each tier's log (lanes), the tiers' times, what one tier hands the next
+LOGS=$(mktemp -d)  # each tier's log, the tiers' times, what one tier hands the next, the workers' claims
 trap 'rm -rf "$LOGS"' EXIT
 setup_pid=""
 if [ "$SETUP" = 1 ]; then
@@ -129,7 +130,7 @@ run_if_set_up() {
     fi
 }
 
-# each tier's own pytest options: its 20 slowest tests; no shared cache (lanes run side by side)
+# each tier's own pytest options: its 20 slowest tests; no shared cache (two workers run side by side)
 pytest_opts=(-p no:cacheprovider --durations=20)
 tier() {  # tier NAME: run one tier, once its set-ups are done
     local tier=$1
@@ -165,35 +166,69 @@ tier() {  # tier NAME: run one tier, once its set-ups are done
     esac
 }
 
-lane() {  # lane [lint] TIER...: the chosen ones of these tiers one after another, each tier's log
-    # printed whole when it ends; stops at a failing step
-    local t
+is_chosen() { case " ${chosen[*]} " in *" $1 "*) return 0 ;; esac; return 1; }
+
+can_start() {  # can_start TIER: its set-ups are done (or failed or lost: then the tier fails at
+    # once), and the server tier's vLLM tier has ended
+    local name
+    if [ "$1" = server ] && is_chosen vllm && [ ! -e "$LOGS/ended/vllm" ]; then
+        return 1
+    fi
+    [ "$SETUP" = 1 ] || return 0
+    kill -0 "$setup_pid" 2>/dev/null || return 0
+    # shellcheck disable=SC2086  # a list of names
+    for name in ${NEEDS[$1]}; do
+        [ -e "build/ready/$name" ] || [ -e "build/ready/$name.failed" ] || return 1
+    done
+}
+
+worker() {  # worker [lint]: take tiers (see ORDER) until none is left, each tier's log printed
+    # whole when it ends; after a failure (here or in the other worker) take no more
     if [ "${1:-}" = lint ]; then
-        shift
-        lint >"$LOGS/lint.log" 2>&1 || { cat "$LOGS/lint.log"; return 1; }
+        lint >"$LOGS/lint.log" 2>&1 || { cat "$LOGS/lint.log"; touch "$LOGS/failed"; return 1; }
         flock "$LOGS/print" cat "$LOGS/lint.log"
     fi
-    for t in "$@"; do
-        case " ${chosen[*]} " in *" $t "*) ;; *) continue ;; esac
-        local code=0
-        tier "$t" >"$LOGS/$t.log" 2>&1 || code=$?
-        flock "$LOGS/print" cat "$LOGS/$t.log"
-        [ "$code" -eq 0 ] || return "$code"
+    local t picked left code
+    while [ ! -e "$LOGS/failed" ]; do
+        picked="" left=0
+        for t in "${ORDER[@]}"; do
+            is_chosen "$t" && [ ! -e "$LOGS/taken/$t" ] || continue
+            left=1
+            if can_start "$t" && mkdir "$LOGS/taken/$t" 2>/dev/null; then
+                picked=$t
+                break
+            fi
+        done
+        if [ -z "$picked" ]; then
+            [ "$left" = 1 ] || return 0
+            sleep 1
+            continue
+        fi
+        code=0
+        tier "$picked" >"$LOGS/$picked.log" 2>&1 || code=$?
+        flock "$LOGS/print" cat "$LOGS/$picked.log"
+        touch "$LOGS/ended/$picked"
+        if [ "$code" -ne 0 ]; then
+            touch "$LOGS/failed"
+            return "$code"
+        fi
     done
+    return 1
 }
 
 code=0
 if [ "${#chosen[@]}" -gt 1 ] && [ "${CHECK_SERIAL:-0}" != 1 ]; then
     start=$SECONDS
-    echo "check.sh: two lanes side by side: [${LANE_A[*]}] and [${LANE_B[*]}]; each tier's log when it ends"
+    echo "check.sh: two workers side by side, taking the tiers in this order as they can start: ${ORDER[*]}; each tier's log when it ends"
     export OMP_NUM_THREADS=1
-    lane lint "${LANE_A[@]}" &
+    mkdir -p "$LOGS/taken" "$LOGS/ended"
+    worker lint &
     a=$!
-    lane "${LANE_B[@]}" &
+    worker &
     b=$!
     wait "$a" || code=$?
     wait "$b" || code=$?
-    echo "lanes (wall): $((SECONDS - start)) s" >>"$LOGS/timings"
+    echo "workers (wall): $((SECONDS - start)) s" >>"$LOGS/timings"
 else
     lint || code=$?
     if [ "$code" -eq 0 ]; then
