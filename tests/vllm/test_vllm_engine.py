@@ -36,10 +36,9 @@ SCORERS = ("hallucination", "faithfulness", "toxicity")
 # VLLMJudge.load fall back to eager mode)
 ENGINE_ENV = {k: v for k, v in os.environ.items() if k != "TORCHDYNAMO_DISABLE"}
 CONTEXT = 2048  # the engine's max_model_len: room for every example row, a small KV cache
-# Scores equal to the transformers engine's (float32 there, bf16 here) on the example file's
-# first AGREEMENT_ROWS rows: at least AGREEMENT_FLOOR of 12 (4 rows x 3 scorers); measured on all
-# 8 rows: 22 of 24 (docs/engines.md)
-AGREEMENT_ROWS, AGREEMENT_FLOOR = 4, 9
+# Scores equal to the transformers engine's (float32 there, bf16 here) on the example file: at
+# least this many of 24 (8 rows x 3 scorers); measured: 22 (docs/engines.md).
+AGREEMENT_FLOOR = 18
 # What is compared between runs: every score, probability, reason and step output (of RERUN's).
 RERUN = "hallucination"  # three judge steps: claims, verdicts, reason
 FIELDS = [f"{name}_{field}" for name in SCORERS for field in ("score", "prob_score", "reason", "error", "steps")]
@@ -139,9 +138,9 @@ def test_both_engines_judge_the_same_tokens_and_mostly_agree(vllm_judge: VLLMJud
     assert len(recorder.prompts) >= 3 * 8
     for prompt in recorder.prompts:  # every prompt of the run, token for token
         assert vllm_judge.prompt_ids(prompt) == real_judge.prompt_ids(prompt)
-    rows = read_table(EXAMPLE).select(range(AGREEMENT_ROWS))
+    rows = read_table(EXAMPLE)
     theirs = evaluate(rows, [build_scorer(name, real_judge) for name in SCORERS], batch_size=8).dataset
-    ours = first_run.dataset.select(range(AGREEMENT_ROWS))
+    ours = first_run.dataset
     same = sum(a == b for name in SCORERS for a, b in zip(ours[f"{name}_score"], theirs[f"{name}_score"], strict=True))
     print(f"\nscores equal to the transformers engine's: {same} of {3 * len(rows)}")
     assert same >= AGREEMENT_FLOOR
