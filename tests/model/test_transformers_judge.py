@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from localjudge import hallucination_scorer, toxicity_scorer
+from localjudge import toxicity_scorer
 from localjudge.scorers.claims import Claims
 from tests.engines import decoding
 from tests.engines.decoding import recorded
@@ -104,12 +104,15 @@ def test_building_a_judge_leaves_the_callers_objects_and_torch_alone(real_judge,
 
 
 def test_the_loop_with_prefix_cache_and_refills_gives_generates_tokens_on_the_real_model(real_judge) -> None:
-    """Every step of the hallucination scorer (claims, verdicts with label probabilities, a reason)
-    on the real model, decoded by the engine's own loop with the shared-prefix KV cache and two rows
-    in flight (waiting rows join as others finish): the texts, ends and token counts of `generate`
-    prefilling every full prompt, all rows at once; label probabilities to rounding; in fewer
-    forward passes. (Each of the three alone, on random-weight fixtures: tests/engines/test_decode.py;
-    the loop on every scorer's prompts: the shared run, tests/model/conftest.py.)"""
+    """Both steps of the toxicity scorer (a verdict with label probabilities for each sentence, a
+    reason) on the real model, decoded by the engine's own loop with the shared-prefix KV cache and
+    two rows in flight (waiting rows join as others finish): the texts, ends and token counts of
+    `generate` prefilling every full prompt, all rows at once; label probabilities to rounding; in
+    fewer forward passes. (Each of the three alone, on random-weight fixtures:
+    tests/engines/test_decode.py; hallucination's claims, verdicts and reason the same way on every
+    family's architecture: tests/families/test_decode_loop.py; the loop on every scorer's prompts:
+    the shared run, tests/model/conftest.py. Hallucination's three steps here took 158 s of the CI
+    run at 1f5cdcd: the check is on the scorer with the fewest decode steps.)"""
     from tests.engines.decoding import same_tokens
 
     loop = real_judge.variant(max_rows=2)
@@ -118,7 +121,7 @@ def test_the_loop_with_prefix_cache_and_refills_gives_generates_tokens_on_the_re
     calls: dict[str, list[Any]] = {"loop": [], "generate": []}
     for name, judge in (("loop", loop), ("generate", plain)):
         recorded(judge, calls[name])
-        hallucination_scorer(judge).run_batch(runs)
+        toxicity_scorer(judge).run_batch(runs)
     same_tokens(calls["loop"], calls["generate"])
     stats = loop.decode_stats
     assert stats.joins > 0 and stats.row_steps <= 2 * stats.forwards
