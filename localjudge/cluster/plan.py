@@ -15,7 +15,6 @@ exactly once by key) and assembles the same columns `evaluate` returns.
 from __future__ import annotations
 
 import functools
-import logging
 import pickle
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,14 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.engines import check_engine, check_model_dir, load_judge
-from localjudge.evaluation import ResultStore, ScorerSummary, result_key, score_runs, summarize
+from localjudge.evaluation import ResultStore, ScorerSummary, judge_failed_results, result_key, score_runs, summarize
 from localjudge.evaluation import result_from_dict as stored_result
 from localjudge.judge import Judge
 from localjudge.result import TRANSIENT_ERRORS, ScoreResult
+from localjudge.samples import run_id_of
 from localjudge.scorers import build_scorer
 from localjudge.scoring import Scorer
-
-log = logging.getLogger(__name__)
 
 WINDOW_BATCHES = 16  # as `evaluate`: rows are length-sorted within windows of this many batches
 Outcome = dict[str, tuple[str | None, dict[str, Any] | None]]  # scorer -> (result key, result; None: done)
@@ -146,10 +144,8 @@ def score_batch(scorers: Sequence[Scorer], runs: Sequence[Mapping[str, Any]], do
         try:
             pairs = _scorer_outcomes(scorer, runs, done)
         except Exception as error:  # noqa: BLE001 - one scorer's batch, not the actor
-            log.error("%s: scoring a batch of %d failed", scorer.name, len(runs), exc_info=error)
-            message = " ".join(f"judge failed: {type(error).__name__}: {error}".split())
-            pairs = [(None, ScoreResult.unscored(_run_id(run), scorer.name, "judge_failed", message).to_dict())
-                     for run in runs]
+            failed = judge_failed_results(scorer.name, [run_id_of(run) for run in runs], error)
+            pairs = [(None, result.to_dict()) for result in failed]
         for outcome, pair in zip(outcomes, pairs, strict=True):
             outcome[scorer.name] = pair
     return outcomes
@@ -171,11 +167,6 @@ def _scorer_outcomes(scorer: Scorer, runs: Sequence[Mapping[str, Any]],
         for i, result in zip(pending, results[scorer.name], strict=True):
             pairs[i] = (keys[i], result.to_dict())
     return pairs
-
-
-def _run_id(run: Mapping[str, Any]) -> str | None:
-    run_id = run.get("run_id")
-    return None if run_id is None else str(run_id)
 
 
 class Collector:

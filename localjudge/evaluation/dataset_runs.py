@@ -311,9 +311,16 @@ def _run_with_backoff(scorer: Scorer, runs: Sequence[Sample], backoffs: list[int
 
 
 def _judge_failed(scorer: Scorer, runs: Sequence[Sample], error: Exception) -> list[ScoreResult]:
-    log.error("%s: judge failed on a batch of %d", scorer.name, len(runs), exc_info=error)
-    message = f"judge failed: {type(error).__name__}: {error}"
-    return [ScoreResult.unscored(run.run_id, scorer.name, "judge_failed", message) for run in runs]
+    return judge_failed_results(scorer.name, [run.run_id for run in runs], error)
+
+
+def judge_failed_results(scorer_name: str, run_ids: Sequence[str | None], error: Exception) -> list[ScoreResult]:
+    """A batch that failed as a whole: each run unscored (`judge_failed`) with the error's one line
+    (its whitespace, newlines too, collapsed), logged once with its traceback. `evaluate`'s and a
+    Ray actor's batches record a failure the same way."""
+    log.error("%s: judge failed on a batch of %d", scorer_name, len(run_ids), exc_info=error)
+    message = " ".join(f"judge failed: {type(error).__name__}: {error}".split())
+    return [ScoreResult.unscored(run_id, scorer_name, "judge_failed", message) for run_id in run_ids]
 
 
 def _result_columns(name: str, results: list[ScoreResult]) -> dict[str, list[Any]]:

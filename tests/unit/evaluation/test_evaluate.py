@@ -155,12 +155,13 @@ def test_judge_crash_costs_one_batch_and_is_not_stored(tmp_path: Path, fake_judg
 
         def generate(self, prompts, schemas, *, max_new_tokens):
             if any("q0" in p[-1]["content"] for p in prompts):
-                raise RuntimeError("device lost")
+                raise RuntimeError("device lost\n  on rank 0")
             return inner.generate(prompts, schemas, max_new_tokens=max_new_tokens)
 
     store = ResultStore(tmp_path / "log")
     ev = evaluate(ROWS[:4], [toxicity_scorer(Flaky())], batch_size=1, columns=COLS, store=store)
-    assert ev.dataset["toxicity_error"][0].startswith("judge failed: RuntimeError: device lost")
+    # one line, as a Ray actor's failed batch records it (localjudge.cluster.plan.score_batch)
+    assert ev.dataset["toxicity_error"][0] == "judge failed: RuntimeError: device lost on rank 0"
     assert ev.summary["toxicity"].scored == 3 and len(store.load()) == 3  # the failed row retries on resume
 
 
