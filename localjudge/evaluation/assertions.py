@@ -4,8 +4,11 @@ A *gate* is a scorer that must score its maximum (1 on the default scale) on eve
 mean over the items is checked against it. A *threshold* is a bound on a scorer's mean: a
 number (the least passing mean) or ``{"min": a, "max": b}``. Runs a scorer declared not
 scorable are left out of every mean; a gate run that failed (unscored) counts 0, as a gate
-that throws does in Mastra. The verdict is ``"failed"`` when a gate fails, else ``"scored"``
-when a threshold fails, else ``"passed"``; None when no gate or threshold produced a number.
+that throws does in Mastra. A threshold with a failed run (the target or the scorer failed on
+that item) does not pass, whatever the mean of the rest: Mastra's `runEvals` aborts the whole
+run on such an item, so it never passes one. The verdict is ``"failed"`` when a gate fails, else
+``"scored"`` when a threshold fails, else ``"passed"``; None when no gate or threshold produced
+a number.
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ Threshold = float | Mapping[str, float]  # a minimum, or {"min": ..., "max": ...
 
 @dataclass(frozen=True)
 class ThresholdResult:
-    """One scorer's mean against its threshold."""
+    """One scorer's mean (over its scored runs) against its threshold; `failed` counts its runs
+    that failed (target or scorer), any of which fails the threshold."""
 
     score: float | None
     threshold: Threshold
     passed: bool
+    failed: int = 0
 
 
 @dataclass(frozen=True)
@@ -104,16 +109,17 @@ def gate_results(gates: Sequence[Scorer], runs: Mapping[str, Sequence[ScoreResul
 
 def threshold_results(entries: Iterable[tuple[Scorer, Threshold | None]],
                       runs: Mapping[str, Sequence[ScoreResult]]) -> dict[str, ThresholdResult]:
-    """Each thresholded scorer's mean over its scored runs against its threshold; a scorer whose
-    every run was not scorable is left out."""
+    """Each thresholded scorer's mean over its scored runs against its threshold; a failed run
+    fails it (Mastra aborts on one); a scorer whose every run was not scorable is left out."""
     found = {}
     for scorer, threshold in entries:
         results = runs.get(scorer.id, ())
         scored = [r.score for r in results if r.score is not None]
-        if threshold is None or (not scored and any(r.not_scorable for r in results)):
+        failed = sum(r.failed for r in results)
+        if threshold is None or (not scored and not failed and any(r.not_scorable for r in results)):
             continue
         average = mean(scored)
-        found[scorer.id] = ThresholdResult(average, threshold, passes(average, threshold))
+        found[scorer.id] = ThresholdResult(average, threshold, passes(average, threshold) and not failed, failed)
     return found
 
 

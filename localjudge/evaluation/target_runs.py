@@ -10,7 +10,8 @@ are done with results keyed by scorer id; `scores` holds the unrounded mean per 
 of every mean); thresholds and gates give the verdict (`localjudge.evaluation.assertions`).
 Unlike Mastra's: items are scored a batch at a time (one judge call per scorer step per batch,
 not per item), and a target or scorer that fails on one item is recorded on that item; the run
-always goes on (Mastra aborts the whole run).
+always goes on (Mastra aborts the whole run). So that such a run still never passes, a
+threshold with a failed run fails and a gate's failed run counts 0 (`assertions`).
 """
 
 from __future__ import annotations
@@ -201,17 +202,22 @@ def _score_turns(chunk: list[Mapping[str, Any]], ran: list[tuple[list[Any], str 
                  rows: list[dict[str, Any]], good: list[int], batch_size: int) -> list[list[dict[str, ScoreResult]]]:
     """Each ``turns`` item's turns judged on their own input and output: per item, per turn,
     the results keyed by gate or scorer id. Every (turn, scorer) pair of the chunk that shares a
-    scorer is scored in one batch."""
+    scorer is scored in one batch. Where the item's target failed, every turn's gates and scorers
+    are unscored (``target_failed``), so the failure reaches the turns' gates and thresholds."""
     found: list[list[dict[str, ScoreResult]]] = [[] for _ in chunk]
     wanted: dict[int, tuple[Scorer, list[tuple[int, int, dict[str, Any]]]]] = {}
-    for i in good:
-        if "turns" not in chunk[i]:
+    for i, item in enumerate(chunk):
+        if "turns" not in item:
             continue
-        turns = turns_of(chunk[i])
+        turns = turns_of(item)
         found[i] = [{} for _ in turns]
         for t, turn in enumerate(turns):
-            row = {**rows[i], "input": turn.input, "output": ran[i][0][t], "run_id": f"{rows[i]['run_id']}/turn-{t}"}
+            run_id = f"{rows[i]['run_id']}/turn-{t}"
             for scorer in [*turn.gates, *(s for s, _ in turn.scorers)]:
+                if i not in good:
+                    found[i][t][scorer.id] = ScoreResult.unscored(run_id, scorer.name, "target_failed", str(ran[i][1]))
+                    continue
+                row = {**rows[i], "input": turn.input, "output": ran[i][0][t], "run_id": run_id}
                 wanted.setdefault(id(scorer), (scorer, []))[1].append((i, t, row))
     for scorer, places in wanted.values():
         results, _ = score_runs([row for _, _, row in places], [scorer], batch_size=batch_size)
