@@ -7,11 +7,21 @@ call for the items whose JSON was cut off), validates each answer against its sc
 whose answer is still bad, or whose step raised, is recorded as unscored with the error (and
 raw text); the rest of the batch goes on. Then the score (a pure function of the step results)
 and the reason, again one judge call for the batch.
+
+Every user hook (a function step, a judge step's prompt, schema, `finish` and `by_rule`, the score
+function, `shortcut`, `prob_score`) is called through `_call`: one item's exception or bad value
+costs that item only (``step_error``, naming the hook), never the batch. A step's result is kept
+only if it is JSON data (`steps.json_problem`: no set, bytes or object, no dict that holds
+itself), since every result is stored as JSON; else that item is a ``step_error`` naming the step
+and the type. (`get_context`, `prepare_run` and `fallback_context` run when a run is read: a run
+they fail on is ``invalid_run``, as any run that cannot be read.)
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import reprlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -26,7 +36,7 @@ from localjudge.scoring.compat import Exact, round_half_up
 from localjudge.scoring.copying import copied_text
 from localjudge.scoring.recipe import Recipe
 from localjudge.scoring.schemas import ScoreAnswer, score_answer, token_budget
-from localjudge.scoring.steps import JudgeStep, NotScorable, Results, Step, StepFunction, resolve
+from localjudge.scoring.steps import JudgeStep, NotScorable, Results, Step, StepFunction, json_problem, resolve
 
 log = logging.getLogger(__name__)
 
@@ -47,6 +57,7 @@ class _Item:
 
 
 Answer = tuple[_Item, "dict[str, Any] | Failure", Generation]  # an item, its parsed answer, the raw output
+_FAILED = object()  # what `_call` returns when the hook failed (the item is then unscored)
 
 
 def run_batch(
@@ -83,25 +94,48 @@ def run_batch(
     return [item.result for item in items]  # type: ignore[misc]
 
 
+def _call(scorer: Recipe, item: _Item, where: str, hook: Any, *args: Any, raw: str | None = None) -> Any:
+    """A user's hook on one item (awaited, if async): its value; or, if it raised, `_FAILED` with
+    the item unscored (``step_error``; ``unscorable`` for `UnscorableError`) naming `where`."""
+    try:
+        return resolve(hook(*args))
+    except Exception as error:  # noqa: BLE001 - user code: this item only, never the batch
+        item.result = _unscored(scorer, item, failure_of(error), raw, where)
+        return _FAILED
+
+
 def _shortcuts(scorer: Recipe, items: list[_Item]) -> None:
     for item in items:
-        if item.result is None and (decided := scorer.shortcut(item.sample, item.results)):
-            fraction, reason = decided  # decided by rule: certain, so prob_score = score
-            score = scorer.compat.score(fraction, scorer.scale)
-            item.result = replace(
-                _result(scorer, item, score, reason),
-                prob_score=score if scorer.compat.mastra else round_half_up(fraction * scorer.scale, 4),
-            )
+        if item.result is not None:
+            continue
+        decided = _call(scorer, item, "shortcut", scorer.shortcut, item.sample, item.results)
+        if decided is _FAILED or decided is None:
+            continue
+        if (not isinstance(decided, (tuple, list)) or len(decided) != 2 or not scorer.compat.accepts(decided[0])
+                or not isinstance(decided[1], (str, type(None)))):
+            why = Failure("step_error", f"gave {_shown(decided)}, not None or (fraction in [0, 1], reason text)")
+            item.result = _unscored(scorer, item, why, None, "shortcut")
+            continue
+        fraction, reason = decided  # decided by rule: certain, so prob_score = score
+        score = scorer.compat.score(fraction, scorer.scale)
+        item.result = replace(
+            _result(scorer, item, score, reason, prob=False),
+            prob_score=score if scorer.compat.mastra else round_half_up(fraction * scorer.scale, 4),
+        )
+
+
+def _shown(value: Any) -> str:
+    """A user's bad value in an error message: its type and the start of its repr, on one line."""
+    text = " ".join(reprlib.repr(value).split())
+    return f"{type(value).__name__} {text}"
 
 
 def _run_step(scorer: Recipe, name: str, step: Step, items: list[_Item]) -> None:
     """One step for `items`: one judge call (plus retry) or the function per item."""
     if not isinstance(step, JudgeStep):
         for item in items:
-            try:
-                _keep(scorer, item, name, step(item.sample, item.results))
-            except Exception as error:  # noqa: BLE001 - user code: this item only
-                item.result = _unscored(scorer, item, failure_of(error), None, f"{name} step")
+            if (value := _call(scorer, item, f"{name} step", step, item.sample, item.results)) is not _FAILED:
+                _keep(scorer, item, name, value)
         return
     if step.by_rule is not None:
         items = _by_rule(scorer, name, step.by_rule, items)
@@ -116,18 +150,20 @@ def _run_step(scorer: Recipe, name: str, step: Step, items: list[_Item]) -> None
             why = Failure("copied_example", f"the judge copied the worked example: {copied!r}")
             item.result = _unscored(scorer, item, why, out.text, f"{name} step")
             continue
-        try:
-            _keep(scorer, item, name, step.finish(item.sample, item.results, answer), out.text)
-        except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's finish: this item only
-            item.result = _unscored(scorer, item, failure_of(error), out.text, f"{name} step")
+        value = _call(scorer, item, f"{name} step", step.finish, item.sample, item.results, answer, raw=out.text)
+        if value is not _FAILED:  # UnscorableError, or a user's finish, fails this item only
+            _keep(scorer, item, name, value, out.text)
 
 
 def _keep(scorer: Recipe, item: _Item, name: str, value: Any, raw: str | None = None) -> None:
-    """A step's result (awaited, if a coroutine) kept for the next steps; or, for Mastra's
-    `not_scorable(reason)`, the run ended: not scorable, no later step (no judge call) for it."""
-    value = resolve(value)
+    """A step's result kept for the next steps, if JSON can hold it (else the item is a
+    ``step_error`` naming the step and the type); or, for Mastra's `not_scorable(reason)`, the
+    run ended: not scorable, no later step (no judge call) for it."""
     if isinstance(value, NotScorable):
         why = Failure("not_scorable", "not scorable" + (f": {value.reason}" if value.reason else ""))
+        item.result = _unscored(scorer, item, why, raw, f"{name} step")
+    elif (problem := json_problem(value)) is not None:
+        why = Failure("step_error", f"gave {problem}, which JSON cannot hold (step results are stored as JSON)")
         item.result = _unscored(scorer, item, why, raw, f"{name} step")
     else:
         item.results[f"{name}_step_result"] = value
@@ -137,14 +173,10 @@ def _by_rule(scorer: Recipe, name: str, rule: StepFunction, items: list[_Item]) 
     """Give the items the step's rule decides their result; return the rest (for the judge)."""
     rest = []
     for item in items:
-        try:
-            decided = rule(item.sample, item.results)
-        except Exception as error:  # noqa: BLE001 - a user's rule: this item only
-            item.result = _unscored(scorer, item, failure_of(error), None, f"{name} step")
-            continue
+        decided = _call(scorer, item, f"{name} step", rule, item.sample, item.results)
         if decided is None:
             rest.append(item)
-        else:
+        elif decided is not _FAILED:
             _keep(scorer, item, name, decided)
     return rest
 
@@ -156,20 +188,34 @@ def _ask(scorer: Recipe, name: str, step: JudgeStep,
     could not be made, with why."""
     asked: list[tuple[_Item, type[BaseModel], ChatPrompt]] = []
     failed: list[tuple[_Item, Failure]] = []
+    budgets: list[int] = []
     for item in items:
-        try:
+        try:  # UnscorableError, or a user's prompt or schema function: this item only
             schema = step.schema_for(item.sample, item.results)
-            item.prompts[name] = step.prompt(item.sample, item.results)
-        except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's prompt function
+            text = step.prompt(item.sample, item.results)
+        except Exception as error:  # noqa: BLE001 - user code
             failed.append((item, failure_of(error)))
             continue
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):  # else the whole call would fail
+            failed.append((item, Failure("step_error", f"the schema function gave {_shown(schema)}, not a "
+                                                       "pydantic model class")))
+            continue
+        try:
+            budgets.append(token_budget(schema))
+        except ValueError as error:  # an unbounded string or list: no budget, so no call for it
+            failed.append((item, Failure("step_error", f"schema {schema.__name__}: {error}")))
+            continue
+        if not isinstance(text, str):
+            failed.append((item, Failure("step_error", f"the prompt function gave {_shown(text)}, not text")))
+            continue
+        item.prompts[name] = text
         prompt = chat(step.instructions or scorer.instructions, item.prompts[name], step.examples)
         asked.append((item, schema, prompt))
     if not asked:
         return [], failed
     judge = step.judge or scorer.judge
     prompts, schemas = [p for _, _, p in asked], [s for _, s, _ in asked]
-    budget = max(token_budget(s) for s in schemas)
+    budget = max(budgets)
     outputs = judge.generate(prompts, schemas, max_new_tokens=budget)  # type: ignore[union-attr]
     parsed = [parse_answer(out, schema) for out, schema in zip(outputs, schemas, strict=True)]
     # A constrained answer fails only by being cut off: retry those once, with more room.
@@ -203,11 +249,9 @@ def _score(scorer: Recipe, items: list[_Item]) -> None:
     for item in items:
         if item.result is not None:
             continue
-        try:
-            value = (_judged(item.results["score_step_result"]) if isinstance(step, JudgeStep)
-                     else resolve(step(item.sample, item.results)))  # type: ignore[misc]
-        except Exception as error:  # noqa: BLE001 - UnscorableError, or a user's formula
-            item.result = _unscored(scorer, item, failure_of(error), None, "score")
+        value = (_call(scorer, item, "score", _judged, item.results["score_step_result"]) if isinstance(step, JudgeStep)
+                 else _call(scorer, item, "score", step, item.sample, item.results))  # UnscorableError, or a formula
+        if value is _FAILED:
             continue
         if isinstance(value, NotScorable):
             _keep(scorer, item, "score", value)
@@ -285,14 +329,28 @@ def _reason(scorer: Recipe, items: list[_Item]) -> None:
             item.result = _result(scorer, item, item.score, reason, raw=raw)  # type: ignore[arg-type]
 
 
-def _prob_score(scorer: Recipe, item: _Item) -> float | None:
+def _prob_score(scorer: Recipe, item: _Item) -> Any:
+    """The score from label probabilities: None without a `prob_score` function or probabilities;
+    `_FAILED` (the item unscored) when the user's function raised or gave no finite number."""
     if scorer.prob_score_fn is None or not item.label_probs.get("analyze"):
         return None
-    fraction = scorer.prob_score_fn(item.results, item.label_probs)
-    return None if fraction is None else round_half_up(fraction * scorer.scale, 4)
+    fraction = _call(scorer, item, "prob_score", scorer.prob_score_fn, item.results, item.label_probs)
+    if fraction is None or fraction is _FAILED:
+        return fraction
+    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not math.isfinite(fraction):
+        item.result = _unscored(scorer, item, Failure("step_error", f"gave {_shown(fraction)}, not a number or None"),
+                                None, "prob_score")
+        return _FAILED
+    return round_half_up(fraction * scorer.scale, 4)
 
 
-def _result(scorer: Recipe, item: _Item, score: float, reason: str | None, raw: str | None = None) -> ScoreResult:
+def _result(scorer: Recipe, item: _Item, score: float, reason: str | None, raw: str | None = None,
+            prob: bool = True) -> ScoreResult:
+    """The scored result (without `prob`, no prob_score: the caller sets it); the item's unscored
+    one if its `prob_score` function failed."""
+    prob_score = _prob_score(scorer, item) if prob and "analyze_step_result" in item.results else None
+    if prob_score is _FAILED:
+        return item.result  # type: ignore[return-value]
     return ScoreResult(
         run_id=item.sample.run_id,
         scorer=scorer.name,
@@ -303,7 +361,7 @@ def _result(scorer: Recipe, item: _Item, score: float, reason: str | None, raw: 
         analyze_step_result=item.results.get("analyze_step_result"),
         analyze_prompt=item.prompts.get("analyze"),
         generate_reason_prompt=item.prompts.get("reason"),
-        prob_score=_prob_score(scorer, item) if "analyze_step_result" in item.results else None,
+        prob_score=prob_score,
         raw_output=raw,
         new_tokens=item.new_tokens,
     )

@@ -122,6 +122,42 @@ def call_get_context(get_context: Callable[..., Any], run: Mapping[str, Any]) ->
 
 _KEYWORD = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
 
+MAX_DEPTH = 100  # far beyond any step result; deeper would overflow the JSON encoder's recursion
+
+
+def json_problem(value: Any) -> str | None:
+    """Why `value` cannot be stored as JSON data (None when it can): the first value JSON cannot
+    hold (a set, bytes, an object) with its type and place, a dict or list that holds itself, a
+    key that is not text, or nesting deeper than `MAX_DEPTH`. One line."""
+    return _problem(value, "", set(), 0)
+
+
+def _problem(value: Any, path: str, open_: set[int], depth: int) -> str | None:
+    where = f" at {path[:120]}" if path else ""
+    if value is None or isinstance(value, (str, int, float)):  # bool is an int
+        return None
+    if not isinstance(value, (dict, list, tuple)):
+        return f"a {type(value).__name__}{where}"
+    if depth >= MAX_DEPTH:
+        return f"a value nested deeper than {MAX_DEPTH} levels{where}"
+    if id(value) in open_:
+        return f"a {type(value).__name__} that holds itself{where}"
+    open_.add(id(value))
+    try:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    return f"a dict key {key!r:.40} ({type(key).__name__}, not text){where}"
+                if found := _problem(item, f"{path}[{key!r:.40}]", open_, depth + 1):
+                    return found
+            return None
+        for index, item in enumerate(value):
+            if found := _problem(item, f"{path}[{index}]", open_, depth + 1):
+                return found
+        return None
+    finally:
+        open_.discard(id(value))
+
 
 def resolve(value: Any) -> Any:
     """`value`, or its result if it is awaitable (a user's async hook called from sync code; in
