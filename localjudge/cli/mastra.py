@@ -24,17 +24,19 @@ from localjudge.mastra_store import (
     EXPERIMENTS,
     SCORES,
     SPANS,
+    UNREADABLE,
     Selection,
     Store,
     StoreError,
-    check_tables,
     judged_results,
     open_store,
+    preflight,
     read_agent_runs,
     read_experiment_runs,
     scorer_id,
     write_scores,
 )
+from localjudge.result import ScoreResult
 from localjudge.samples import to_sample
 
 
@@ -76,13 +78,16 @@ def run_mastra_score(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     try:
         tables = (EXPERIMENTS, EXPERIMENT_RESULTS, SPANS, SCORES) if args.mastra_experiment else (SPANS, SCORES)
-        columns = check_tables(store, tables)  # before the model loads
+        columns = preflight(store, tables)  # before the model loads: the schema, the score table's key, a write
         runs = read_experiment_runs(store, args.mastra_experiment)[:args.limit] if args.mastra_experiment \
             else read_agent_runs(store, selection)
         if not runs:
             print("no runs selected in the Mastra store: nothing to score", file=sys.stderr)
             return 0
-        print(f"read {len(runs)} runs from the Mastra store", file=sys.stderr)
+        unreadable = sum(UNREADABLE in run for run in runs)
+        print(f"read {len(runs)} runs from the Mastra store" + (
+            f"; {unreadable} of them cannot be read (each warned above): recorded invalid_run, not scored"
+            if unreadable else ""), file=sys.stderr)
         lock = hold_run(Path(f"{args.out}.progress"), f"--out {args.out}") if args.out and not args.no_resume \
             else None
         try:
@@ -118,6 +123,9 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
         results, summary = score_runs(runs, scorers, batch_size=args.batch_size, store=resume, progress=bars)
     finally:
         bars.close()
+    for name, found in results.items():  # the reader's reason, naming the table, row and column
+        results[name] = [ScoreResult.unscored(run.get("run_id"), name, "invalid_run", f"invalid run: {run[UNREADABLE]}")
+                         if UNREADABLE in run else result for run, result in zip(runs, found, strict=True)]
     judged = judged_results(runs, results, scorers)
     written = write_scores(store, judged, score_columns)
     unscored = [j for j in judged if not j.result.scored]

@@ -2,15 +2,26 @@
 experiment's results) read into runs localjudge scores, and the scores written back as Mastra score
 rows.
 
-`connection` (a LibSQL/SQLite file or PostgreSQL behind one small interface; psycopg imported only
-for a postgresql:// URL), `jsonb` (SQLite's binary JSON, as LibSQL stores it), `schema` (the
-columns needed, checked against the database's own schema), `spans` (one agent run's spans ->
-a run), `reader` (selecting and reading runs, experiments), `scores` (results -> score rows).
+`connection` (a LibSQL/SQLite file or PostgreSQL, `postgres`, behind one small interface; psycopg
+imported only for a postgresql:// URL), `cells` (the one rule every stored cell is read by: a bad
+cell costs its run, never the store), `jsonb` (SQLite's binary JSON, as LibSQL stores it),
+`schema` (the columns needed, checked against the database's own schema), `preflight` (what is
+checked before any model loads: the schema, the score table's key, a rolled-back write), `spans`
+(one agent run's spans -> a run), `reader` (selecting and reading runs, experiments), `scores`
+(results -> score rows).
 Nothing is written but score rows, in `mastra_scorers`.
 """
 
 from localjudge.mastra_store.connection import Store, StoreError, open_store, opened
-from localjudge.mastra_store.reader import Selection, read_agent_runs, read_experiment_runs, sampled, scored_runs
+from localjudge.mastra_store.preflight import preflight
+from localjudge.mastra_store.reader import (
+    UNREADABLE,
+    Selection,
+    read_agent_runs,
+    read_experiment_runs,
+    sampled,
+    scored_runs,
+)
 from localjudge.mastra_store.schema import EXPERIMENT_RESULTS, EXPERIMENTS, SCORES, SPANS, check_columns, check_tables
 from localjudge.mastra_store.scores import SCORER_PREFIX, Judged, judged_results, score_row, scorer_id, write_scores
 
@@ -24,11 +35,13 @@ __all__ = [
     "Selection",
     "Store",
     "StoreError",
+    "UNREADABLE",
     "check_columns",
     "check_tables",
     "judged_results",
     "open_store",
     "opened",
+    "preflight",
     "read_agent_runs",
     "read_experiment_runs",
     "sampled",

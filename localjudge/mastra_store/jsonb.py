@@ -18,6 +18,7 @@ from typing import Any
 NULL, TRUE, FALSE, INT, INT5, FLOAT, FLOAT5, TEXT, TEXTJ, TEXT5, TEXTRAW, ARRAY, OBJECT = range(13)
 _SIZE_BYTES = {12: 1, 13: 2, 14: 4, 15: 8}
 _JSON5_ESCAPES = {"\\'": "'", "\\v": "\\u000b", "\\0": "\\u0000"}
+MAX_DEPTH = 200  # containers nested deeper are refused: beyond any message, well inside the recursion limit
 
 
 class JsonbError(ValueError):
@@ -32,6 +33,8 @@ def decode_jsonb(data: bytes) -> Any:
     """
     try:
         value, end = _element(data, 0)
+    except JsonbError:
+        raise
     except (UnicodeDecodeError, ValueError) as error:  # text that is not UTF-8, a number that is not one
         raise JsonbError(f"not SQLite JSONB: {error}") from None
     if end != len(data):
@@ -39,20 +42,7 @@ def decode_jsonb(data: bytes) -> Any:
     return value
 
 
-def read_json_cell(value: Any) -> Any:
-    """A JSON column's value as Python: JSONB bytes decoded, JSON text parsed (text that is not
-    JSON stays as it is), anything else (None, a number, a driver's decoded JSON) unchanged."""
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        return decode_jsonb(bytes(value))
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            return value
-    return value
-
-
-def _element(data: bytes, at: int) -> tuple[Any, int]:
+def _element(data: bytes, at: int, depth: int = 1) -> tuple[Any, int]:
     if at >= len(data):
         raise JsonbError("JSONB cut off")
     kind, size_code = data[at] & 0x0F, data[at] >> 4
@@ -84,9 +74,11 @@ def _element(data: bytes, at: int) -> tuple[Any, int]:
                 text = text.replace(escape, plain)
         return json.loads(f'"{text}"'), end
     if kind in (ARRAY, OBJECT):
+        if depth > MAX_DEPTH:
+            raise JsonbError(f"JSONB nested deeper than {MAX_DEPTH} levels")
         items = []
         while at < end:
-            item, at = _element(data, at)
+            item, at = _element(data, at, depth + 1)
             items.append(item)
         if at != end:
             raise JsonbError("JSONB container overruns its size")

@@ -1,22 +1,32 @@
 """Which runs to read from Mastra's storage, and reading them: agent runs from the trace spans
 (`read_agent_runs`), or an experiment's results with their ground truth (`read_experiment_runs`).
 Reads only; the store's tables are never changed here.
+
+A run that cannot be read (a bad cell in one of its rows, a span without an id, spans that do not
+form a tree: see `localjudge.mastra_store.spans`) costs only itself: it comes back as an
+unreadable run, ``{"run_id", "unreadable": why, "mastra": ...}`` with no output (so any scorer
+records it `invalid_run`), logged as a warning, and every other run is read as usual.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from localjudge.mastra_store.cells import BAD_CELL
 from localjudge.mastra_store.connection import Store, StoreError
 from localjudge.mastra_store.schema import EXPERIMENT_RESULTS, EXPERIMENTS, JSON_COLUMNS, NEEDED, SCORES, SPANS
-from localjudge.mastra_store.spans import run_from_spans, under_other_agent
+from localjudge.mastra_store.spans import UnreadableRun, origin, readable, run_from_spans, under_other_agent
 from localjudge.samples import hash_to_unit_interval
 
 SPAN_COLUMNS = ", ".join(f'"{c}"' for c in NEEDED[SPANS])
 TRACE_CHUNK = 200  # trace ids per query
+UNREADABLE = "unreadable"  # an unreadable run's key: why it cannot be read (table, row, column)
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -93,16 +103,20 @@ def read_agent_runs(store: Store, selection: Selection = Selection()) -> list[di
         where.append('"startedAt" < ?')
         params.append(utc_bound(selection.until))
     roots = store.fetch(f'SELECT {SPAN_COLUMNS} FROM "{SPANS}" WHERE {" AND ".join(where)} ORDER BY "startedAt"',
-                        params, JSON_COLUMNS[SPANS])
-    if selection.sample_rate is not None:
-        roots = [r for r in roots if sampled(str(r["traceId"]), selection.sample_rate)]
-    traces = _spans_by_trace(store, sorted({str(r["traceId"]) for r in roots}))
+                        params, JSON_COLUMNS[SPANS], table=SPANS)
+    if selection.sample_rate is not None:  # a root whose trace id cannot be read is kept: to be reported
+        roots = [r for r in roots if r["traceId"] is None or sampled(str(r["traceId"]), selection.sample_rate)]
+    traces = _spans_by_trace(store, sorted({str(r["traceId"]) for r in roots if r["traceId"] is not None}))
     runs = []
     for root in roots:
         spans = traces.get(str(root["traceId"]), [])
-        if under_other_agent(root, {s["spanId"]: s for s in spans}):
-            continue
-        runs.append(run_from_spans(root, spans))
+        try:
+            readable(root)
+            if under_other_agent(root, {s["spanId"]: s for s in spans}):
+                continue
+            runs.append(run_from_spans(root, spans))
+        except UnreadableRun as error:
+            runs.append(unreadable_run(root, str(error)))
     if selection.unscored_by:
         done = scored_runs(store, selection.unscored_by)
         runs = [r for r in runs if not all((scorer, r["run_id"]) in done for scorer in selection.unscored_by)]
@@ -114,17 +128,24 @@ def _spans_by_trace(store: Store, trace_ids: Sequence[str]) -> dict[str, list[di
     for start in range(0, len(trace_ids), TRACE_CHUNK):
         chunk = trace_ids[start:start + TRACE_CHUNK]
         rows = store.fetch(f'SELECT {SPAN_COLUMNS} FROM "{SPANS}" WHERE "traceId" IN ({", ".join("?" for _ in chunk)})',
-                           chunk, JSON_COLUMNS[SPANS])
+                           chunk, JSON_COLUMNS[SPANS], table=SPANS)
         for row in rows:
             found.setdefault(str(row["traceId"]), []).append(row)
     return found
 
 
+def unreadable_run(root: Mapping[str, Any], why: str) -> dict[str, Any]:
+    """The run of agent span `root` that cannot be read: its ids where they could be read, why, no output."""
+    run_id = root.get("runId") or root.get("spanId")
+    logger.warning("run %s cannot be read, not scored: %s", run_id, why)
+    return {"run_id": None if run_id is None else str(run_id), UNREADABLE: why, "mastra": origin(root)}
+
+
 def scored_runs(store: Store, scorer_ids: Sequence[str]) -> set[tuple[str, str]]:
-    """(scorer id, run id) of every score row of these scorers."""
+    """(scorer id, run id) of every score row of these scorers (a row that cannot be read counts for none)."""
     rows = store.fetch(f'SELECT "scorerId", "runId" FROM "{SCORES}" WHERE "scorerId" IN '
-                       f'({", ".join("?" for _ in scorer_ids)})', list(scorer_ids))
-    return {(str(r["scorerId"]), str(r["runId"])) for r in rows}
+                       f'({", ".join("?" for _ in scorer_ids)})', list(scorer_ids), table=SCORES)
+    return {(str(r["scorerId"]), str(r["runId"])) for r in rows if not r.get(BAD_CELL)}
 
 
 def read_experiment_runs(store: Store, experiment_id: str) -> list[dict[str, Any]]:
@@ -136,20 +157,27 @@ def read_experiment_runs(store: Store, experiment_id: str) -> list[dict[str, Any
         StoreError: no experiment with that id.
     """
     experiments = store.fetch(f'SELECT "id", "datasetId", "targetType", "targetId" FROM "{EXPERIMENTS}" '
-                              'WHERE "id" = ?', [experiment_id])
+                              'WHERE "id" = ?', [experiment_id], table=EXPERIMENTS)
     if not experiments:
         raise StoreError(f"no experiment {experiment_id!r} in the store")
     experiment = experiments[0]
+    if experiment.get(BAD_CELL):  # every result is described by it: nothing to read without it
+        raise StoreError(experiment[BAD_CELL])
     columns = ", ".join(f'"{c}"' for c in NEEDED[EXPERIMENT_RESULTS])
     results = store.fetch(f'SELECT {columns} FROM "{EXPERIMENT_RESULTS}" WHERE "experimentId" = ? ORDER BY "id"',
-                          [experiment_id], JSON_COLUMNS[EXPERIMENT_RESULTS])
+                          [experiment_id], JSON_COLUMNS[EXPERIMENT_RESULTS], table=EXPERIMENT_RESULTS)
     traces = _spans_by_trace(store, sorted({str(r["traceId"]) for r in results if r.get("traceId")}))
     runs = []
     for result in results:
         spans = traces.get(str(result.get("traceId")), [])
         root = next((s for s in spans if s.get("spanType") == "agent_run" and not s.get("parentSpanId")), None)
-        run = run_from_spans(root, spans) if root is not None else _result_run(result)
-        if result.get("error") is not None or result.get("output") is None:
+        try:
+            if result.get(BAD_CELL):
+                raise UnreadableRun(result[BAD_CELL])
+            run = run_from_spans(root, spans) if root is not None else _result_run(result)
+        except UnreadableRun as error:
+            run = unreadable_run(root or {"runId": result.get("id")}, str(error))
+        if UNREADABLE not in run and (result.get("error") is not None or result.get("output") is None):
             run["output"] = None  # the target failed: nothing to judge (recorded unscored)
         run["ground_truth"] = result.get("groundTruth")
         run["mastra"] = {**run.get("mastra", {}), "experimentId": experiment_id, "datasetId": experiment["datasetId"],

@@ -15,6 +15,11 @@ An agent run is an ``agent_run`` span and its descendants. From them:
 
 Client-side tools (``client_tool_call``) run outside the agent and have no result in the trace:
 they are not read.
+
+A run that cannot be read is refused with `UnreadableRun`, its message naming the table, row and
+column: a span of the run holding a cell that cannot be read (`localjudge.mastra_store.cells`),
+a span without a ``spanId``, or a tree that is not one (a span met twice: a ``parentSpanId``
+cycle, the root's own id repeated, a cycle through the root above it).
 """
 
 from __future__ import annotations
@@ -23,11 +28,22 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from localjudge.mastra_store.cells import BAD_CELL, row_label
+from localjudge.mastra_store.schema import SPANS
+
 TOOL_SPANS = ("tool_call", "mcp_tool_call")
 
 
+class UnreadableRun(ValueError):
+    """A run that cannot be read from its spans; the message names the table, row and column."""
+
+
 def run_from_spans(root: Mapping[str, Any], spans: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """The run of the agent span `root`, given every span of its trace."""
+    """The run of the agent span `root`, given every span of its trace.
+
+    Raises:
+        UnreadableRun: see the module's docstring.
+    """
     below = descendants(root, spans)
     tools = [s for s in below if s.get("spanType") in TOOL_SPANS]
     calls = [tool_invocation(s) for s in tools]
@@ -58,29 +74,61 @@ def origin(root: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def readable(span: Mapping[str, Any]) -> Mapping[str, Any]:
+    """`span`, when every cell of it was read and it has a ``spanId``.
+
+    Raises:
+        UnreadableRun: naming the row and column.
+    """
+    if span.get(BAD_CELL):
+        raise UnreadableRun(span[BAD_CELL])
+    if span.get("spanId") is None:
+        raise UnreadableRun(f"{row_label(SPANS, span)}, column spanId: NULL (a span has an id)")
+    return span
+
+
 def descendants(root: Mapping[str, Any], spans: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
-    """Every span below `root` in its trace, in the order they started."""
+    """Every span below `root` in its trace, in the order they started (each read once).
+
+    Raises:
+        UnreadableRun: a span below that cannot be read, or one met twice (not a tree).
+    """
     children: dict[Any, list[Mapping[str, Any]]] = {}
     for span in spans:
-        children.setdefault(span.get("parentSpanId"), []).append(span)
-    found, todo = [], [root["spanId"]]
+        if span.get("parentSpanId") is not None:
+            children.setdefault(span["parentSpanId"], []).append(span)
+    found, todo, seen = [], [readable(root)["spanId"]], {readable(root)["spanId"]}
     while todo:
         for child in children.get(todo.pop(), []):
+            span_id = readable(child)["spanId"]
+            if span_id in seen:
+                raise UnreadableRun(f"{row_label(SPANS, child)}, column parentSpanId: span {span_id!r} is met twice "
+                                    f"below agent span {root['spanId']!r} (a parentSpanId cycle or a repeated spanId)")
+            seen.add(span_id)
             found.append(child)
-            todo.append(child["spanId"])
+            todo.append(span_id)
     return sorted(found, key=lambda s: str(s.get("startedAt")))
 
 
 def under_other_agent(root: Mapping[str, Any], by_id: Mapping[Any, Mapping[str, Any]]) -> bool:
     """True when an agent span has another agent span above it (an agent called by an agent):
-    that run is part of the outer one."""
-    parent = by_id.get(root.get("parentSpanId"))
-    seen = set()
-    while parent is not None and parent["spanId"] not in seen:
+    that run is part of the outer one.
+
+    Raises:
+        UnreadableRun: the spans above form a cycle (through the root or above it): whether
+            another agent is above cannot be told.
+    """
+    seen = {readable(root)["spanId"]}
+    parent = by_id.get(root.get("parentSpanId")) if root.get("parentSpanId") is not None else None
+    while parent is not None:
+        if parent.get("spanId") in seen:
+            raise UnreadableRun(f"{row_label(SPANS, parent)}, column parentSpanId: the spans above agent span "
+                                f"{root.get('spanId')!r} form a cycle")
         if parent.get("spanType") == "agent_run":
             return True
+        readable(parent)  # whether another agent is above must be told from readable spans
         seen.add(parent["spanId"])
-        parent = by_id.get(parent.get("parentSpanId"))
+        parent = by_id.get(parent.get("parentSpanId")) if parent.get("parentSpanId") is not None else None
     return False
 
 

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from localjudge.cli.main import main
-from localjudge.mastra_store import open_store
+from localjudge.mastra_store import StoreError, open_store
 from tests.fakes import make_fake_judge, stand_in_engine
 from tests.storage.conftest import ROOT, node
 
@@ -312,3 +312,84 @@ def test_the_default_model_scores_stored_runs(libsql_copy: tuple[str, dict], tmp
         assert len(found) == 1 and found[0]["score"] == result["answer_relevancy_score"]
         assert found[0]["reason"] == result["answer_relevancy_reason"]
         assert found[0]["metadata"]["localjudge"]["judge"].startswith("smollm2")
+
+
+def test_a_locked_score_table_ends_in_one_line_naming_the_lock(pg_copy: tuple[str, dict]) -> None:
+    """Another session's LOCK TABLE mastra_scorers: the write waits lock_seconds a try, then gives up
+    in one line naming the lock and its holder (it used to wait for ever)."""
+    import threading
+
+    import psycopg
+
+    from localjudge.mastra_store.postgres import PostgresStore
+    from localjudge.mastra_store.preflight import probe_row
+    from localjudge.mastra_store.schema import JSON_COLUMNS
+
+    url, _ = pg_copy
+    store = PostgresStore(url, lock_seconds=0.2, retries=2)
+    outcome: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            store.insert_new("mastra_scorers", [probe_row()], JSON_COLUMNS["mastra_scorers"])
+        except BaseException as error:  # noqa: BLE001 - kept for the assertion below
+            outcome.append(error)
+
+    with psycopg.connect(url) as other:
+        other.execute("LOCK TABLE mastra_scorers IN ACCESS EXCLUSIVE MODE")
+        holder = other.info.backend_pid
+        writer = threading.Thread(target=write)
+        writer.start()
+        writer.join(20)
+        hung = writer.is_alive()
+        other.rollback()  # lets a hung write go on
+    writer.join(30)
+    store.close()
+    assert not hung, "the write waited for the lock without end"
+    assert len(outcome) == 1 and isinstance(outcome[0], StoreError), outcome
+    message = str(outcome[0])
+    assert "\n" not in message and message.startswith("could not write to mastra_scorers: mastra_scorers is locked by "
+                                                      f"another session (AccessExclusiveLock by session pid {holder}")
+    assert message.endswith("gave up after 2 tries (try again once it is released)")
+
+
+def test_a_read_only_postgres_store_is_refused_before_the_model_loads(monkeypatch: pytest.MonkeyPatch,
+                                                                      pg_copy: tuple[str, dict],
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import psycopg
+
+    url, _ = pg_copy
+    with psycopg.connect(url, autocommit=True) as db:
+        db.execute(f"ALTER DATABASE {url.rsplit('/', 1)[1]} SET default_transaction_read_only = on")
+    loads: list[str] = []
+    stand_in_engine(monkeypatch, lambda path, **kwargs: loads.append(path) or make_fake_judge())
+    assert main(["--quiet", "score", "--model", str(MODEL), "--mastra-store", url, "--scorer",
+                 "answer_relevancy"]) == 2
+    error = capsys.readouterr().err.strip().splitlines()
+    assert len(error) == 1 and "could not write to mastra_scorers: cannot execute INSERT in a read-only " \
+        "transaction" in error[0], error
+    assert loads == []  # found before the model loads, not after every run is judged
+
+
+def test_too_deep_json_in_one_postgres_span_costs_only_its_run(pg_copy: tuple[str, dict]) -> None:
+    import psycopg
+
+    from localjudge.mastra_store import read_agent_runs
+
+    url, _ = pg_copy
+    store = open_store(url)
+    try:
+        before = read_agent_runs(store)
+        with psycopg.connect(url, autocommit=True) as db:
+            trace, span = db.execute('SELECT "traceId", "spanId" FROM mastra_ai_spans WHERE "spanType" = '
+                                     "'tool_call' ORDER BY \"startedAt\" LIMIT 1").fetchone()
+            db.execute('UPDATE mastra_ai_spans SET "output" = %s::jsonb WHERE "spanId" = %s',
+                       ("[" * 5000 + "]" * 5000, span))
+        after = read_agent_runs(store)  # a RecursionError inside psycopg's fetch, before
+    finally:
+        store.close()
+    bad = [r for r in after if "unreadable" in r]
+    assert [r["run_id"] for r in after] == [r["run_id"] for r in before] and len(bad) == 1
+    assert bad[0]["mastra"]["traceId"] == trace
+    assert bad[0]["unreadable"] == (f"mastra_ai_spans row (traceId {trace!r}, spanId {span!r}), column output: JSON "
+                                    "nested deeper than 200 levels")
