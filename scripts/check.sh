@@ -32,6 +32,12 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# The machine first: a failure can then be tied to a CPU (bf16 kernels differ between CPUs with and
+# without AMX: docs/engines.md "Determinism")
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n 1)
+cpu_flags=$(grep -m 1 '^flags' /proc/cpuinfo 2>/dev/null | tr ' ' '\n' | grep -E '^(avx512(f|_bf16|_fp16|_vnni)|amx_[a-z0-9]+)$' | paste -sd ' ' || true)
+echo "check.sh: CPU: ${cpu_model:-unknown}, $(nproc) cores; ${cpu_flags:-no AVX-512 or AMX}"
+
 SETUP=0  # --setup: the set-ups run beside the tiers, which wait for theirs (build/ready/NAME)
 if [ "${1:-}" = "--setup" ]; then
     SETUP=1

@@ -32,6 +32,7 @@ ENGINE_OPTIONS: dict[str, tuple[tuple[str, ...], bool]] = {
     "distributed_executor_backend": (VLLM, True),
     "enforce_eager": (VLLM, True),
     "kv_cache_memory_bytes": (VLLM, False),
+    "fixed_schedule": (VLLM, False),
     "load_format": (VLLM, False),
     "base_url": (SERVER, True),
     "served_model": (SERVER, True),

@@ -19,6 +19,8 @@ from typing import Any
 
 import pytest
 
+from tests import machine
+
 pytest.importorskip("vllm")
 
 from localjudge.engines.vllm.judge import GUARD_ARG, VLLMJudge  # noqa: E402
@@ -70,17 +72,47 @@ def test_the_cli_scores_a_file_on_vllm_with_each_accelerate_rank_on_its_own_engi
     assert "INFO" not in done.stdout  # vLLM's log lines go to stderr, at the CLI's level
 
 
+class Schedule:
+    """Every step vLLM's scheduler takes (the in-process engine core of ``fixed_schedule``): for each
+    row in the step, its place among the rows of the run in order of first appearance, and the
+    number of tokens computed for it. Request ids differ between runs; these places do not."""
+
+    def __init__(self, judge: VLLMJudge) -> None:
+        self.steps: list[dict[str, int]] = []
+        scheduler = judge.llm.llm_engine.engine_core.engine_core.scheduler
+        schedule = scheduler.schedule
+
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            output = schedule(*args, **kwargs)
+            if output.num_scheduled_tokens:
+                self.steps.append(dict(output.num_scheduled_tokens))
+            return output
+
+        scheduler.schedule = recorded
+
+    def since(self, step: int) -> list[list[tuple[int, int]]]:
+        places: dict[str, int] = {}
+        return [sorted((places.setdefault(row, len(places)), tokens) for row, tokens in step.items())
+                for step in self.steps[step:]]
+
+
 @pytest.fixture(scope="module")
 def vllm_judge(model_dir: Path) -> Iterator[VLLMJudge]:
-    with pytest.MonkeyPatch.context() as patch:  # vLLM's processes take the environment at start
+    import torch._dynamo
+
+    with pytest.MonkeyPatch.context() as patch:  # for the engine's life: it runs in this process
         patch.delenv("TORCHDYNAMO_DISABLE", raising=False)
+        # the engine core runs in this process (fixed_schedule), where tests/conftest.py's
+        # TORCHDYNAMO_DISABLE=1 was read when torch was imported: compiled, as users run it (its
+        # compiled model needs torch.compile on while it runs, not only while it loads)
+        patch.setattr(torch._dynamo.config, "disable", False)
         # vLLM 0.32's CPU build cannot load its own AOT-compiled model back and compiles again on
         # every start; without AOT its compile cache works: the server tier's two starts after this
         # one reuse it (same model, context, compile options): ~60 s each, not ~150 (docs/servers.md)
         patch.setenv("VLLM_USE_AOT_COMPILE", "0")
         judge = VLLMJudge.load(model_dir, max_context=CONTEXT)
-    yield judge
-    judge.close()  # now, not at interpreter exit (where its log lines would meet closed streams)
+        yield judge
+        judge.close()  # now, not at interpreter exit (where its log lines would meet closed streams)
 
 
 class Recorder:
@@ -101,7 +133,13 @@ def recorder(vllm_judge: VLLMJudge) -> Recorder:
 
 
 @pytest.fixture(scope="module")
-def first_run(recorder: Recorder) -> Evaluation:
+def schedule(vllm_judge: VLLMJudge) -> Schedule:
+    return Schedule(vllm_judge)
+
+
+@pytest.fixture(scope="module")
+def first_run(recorder: Recorder, schedule: Schedule) -> Evaluation:
+    assert not schedule.steps  # the run's steps are the first the engine takes
     run = evaluate(read_table(EXAMPLE), [build_scorer(name, recorder) for name in SCORERS], batch_size=8)
     if os.environ.get(HANDOVER):
         write_table(run.dataset, Path(os.environ[HANDOVER]) / "vllm-example.jsonl")
@@ -121,16 +159,28 @@ def test_every_scorer_scores_every_row_or_says_why(vllm_judge: VLLMJudge, first_
             assert score is None or prob is not None, name
 
 
-def test_two_runs_are_identical(vllm_judge: VLLMJudge, first_run: Evaluation) -> None:
+def test_two_runs_take_the_same_schedule_and_are_identical(vllm_judge: VLLMJudge, first_run: Evaluation,
+                                                           schedule: Schedule) -> None:
     """As a rerun in a new process: the prefix cache emptied first. (With the cache warm from the
     first run, a row's prompt comes from cached blocks, computed in other chunks: in bf16 a near
-    tie can then flip; see docs/engines.md.)"""
+    tie can then flip; see docs/engines.md.)
+
+    The schedule (which rows share each step, with how many tokens each) is the same on any CPU:
+    it is decided by the rows alone. The results are the same where the kernels give the same
+    numbers for the same batch: checked on the CPUs named in docs/engines.md "Determinism"."""
     vllm_judge.llm.reset_prefix_cache()
     # One scorer is enough to show the engine repeats itself (a third of the time of all three):
     # its rows run in the same batches as in the first run, as scorers are run one after another.
+    start = len(schedule.steps)
     again = evaluate(read_table(EXAMPLE), [build_scorer(RERUN, vllm_judge)], batch_size=8)
+    rerun_steps = schedule.since(start)
+    first_steps = schedule.since(0)[:len(rerun_steps)]  # the first run's steps of the same scorer
+    assert len(rerun_steps) > 20 and max(len(step) for step in rerun_steps) > 1  # rows batched together
+    assert rerun_steps == first_steps, "the engine's schedule differs between two runs of the same rows"
     for field in [f for f in FIELDS if f.startswith(f"{RERUN}_")]:
-        assert again.dataset[field] == first_run.dataset[field], field
+        assert again.dataset[field] == first_run.dataset[field], (
+            f"{field} differs between two runs of the same schedule on {machine.cpu()}: the kernels are not "
+            "deterministic for a given batch on this CPU (docs/engines.md \"Determinism\")")
 
 
 def test_both_engines_judge_the_same_tokens_and_mostly_agree(vllm_judge: VLLMJudge, recorder: Recorder,
@@ -142,8 +192,8 @@ def test_both_engines_judge_the_same_tokens_and_mostly_agree(vllm_judge: VLLMJud
     theirs = evaluate(rows, [build_scorer(name, real_judge) for name in SCORERS], batch_size=8).dataset
     ours = first_run.dataset
     same = sum(a == b for name in SCORERS for a, b in zip(ours[f"{name}_score"], theirs[f"{name}_score"], strict=True))
-    print(f"\nscores equal to the transformers engine's: {same} of {3 * len(rows)}")
-    assert same >= AGREEMENT_FLOOR
+    print(f"\nscores equal to the transformers engine's: {same} of {3 * len(rows)} on {machine.cpu()}")
+    assert same >= AGREEMENT_FLOOR, f"{same} scores of {3 * len(rows)} equal on {machine.cpu()} (bf16 against float32)"
 
 
 def test_a_too_long_row_is_unscored_and_the_rest_are_scored(vllm_judge: VLLMJudge) -> None:

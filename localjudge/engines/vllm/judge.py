@@ -26,7 +26,8 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,48 @@ def _has_guard(llm: Any) -> bool:
     """Whether the engine was built with localjudge's repetition guard among its processors."""
     processors = getattr(llm.llm_engine.model_config, "logits_processors", None) or []
     return any(p == GUARD or getattr(p, "__name__", "") == "RepeatGuard" for p in processors)
+
+
+@contextmanager
+def _engine_core_layout(*, in_process: bool) -> Iterator[None]:
+    """vLLM's engine core in this process (`VLLM_ENABLE_V1_MULTIPROCESSING=0`) or in its own, for
+    the engine built inside; the variable is put back after (vLLM reads it when it builds one)."""
+    import vllm.envs
+
+    key = "VLLM_ENABLE_V1_MULTIPROCESSING"
+    previous = os.environ.get(key)
+    os.environ[key] = "0" if in_process else (previous or "1")
+    vllm.envs.disable_envs_cache()  # an engine built before cached the variables it read
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = previous
+
+
+def _compile_off_here() -> bool:
+    """Whether torch.compile is off in this process (torch read TORCHDYNAMO_DISABLE=1 at import)."""
+    import sys
+
+    dynamo = sys.modules.get("torch._dynamo.config")
+    return bool(getattr(dynamo, "disable", False))
+
+
+def _compile_grammars_before_scheduling(llm: Any) -> None:
+    """Make the in-process engine core compile a row's grammar when the row is added.
+
+    vLLM compiles grammars on a thread pool and its scheduler skips a row whose grammar is not
+    ready yet, so without this which rows share a step would depend on the pool's timing. vLLM
+    turns the pool off itself for its ``external_launcher`` backend, for the same reason."""
+    try:
+        manager = llm.llm_engine.engine_core.engine_core.scheduler.structured_output_manager
+        manager._use_async_grammar_compilation  # noqa: B018 - present in the vLLM versions this knows
+    except AttributeError as error:
+        raise EngineStartError(f"this vLLM's engine core has no {error.name!r}: cannot fix its schedule; "
+                               "load with fixed_schedule=False to run with vLLM's own") from None
+    manager._use_async_grammar_compilation = False
 
 
 class VLLMJudge(chat_template.TemplatePrompts):
@@ -123,6 +166,7 @@ class VLLMJudge(chat_template.TemplatePrompts):
         gpu_memory_utilization: float | None = None,
         kv_cache_memory_bytes: int | None = None,
         repeat_guard: bool = True,
+        fixed_schedule: bool = True,
         enforce_eager: bool = False,
         distributed_executor_backend: str | None = None,
         load_format: str = "auto",
@@ -148,6 +192,13 @@ class VLLMJudge(chat_template.TemplatePrompts):
                 fraction is of the machine's memory, the default is 4 GiB.
             repeat_guard: Build the engine with localjudge's repetition guard (see
                 `localjudge.engines.vllm.guard`).
+            fixed_schedule: Run vLLM's engine core in this process and compile each row's grammar
+                before the scheduler sees the row, so that which rows share each engine step is
+                decided by the rows alone, not by timing: two runs of the same rows compute the same
+                batches, and give the same results wherever the kernels are deterministic for a
+                given batch (docs/engines.md "Determinism"). Off: vLLM's own layout, its engine
+                core in a process of its own, where the first step takes the rows that have arrived
+                by then (2, 3 or 7 of 8 in three runs here) and the rest join later steps.
             enforce_eager: Skip torch.compile and CUDA graphs (starts faster, runs slower). Forced
                 on when ``TORCHDYNAMO_DISABLE=1`` is set (torch.compile cannot run then).
             distributed_executor_backend: ``"mp"`` (one node) or ``"ray"`` (several nodes).
@@ -163,10 +214,13 @@ class VLLMJudge(chat_template.TemplatePrompts):
                                  "--engine transformers")
         load_format = vllm_load_format(files, load_format, allow_pickle=allow_pickle)  # the files checked above
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # vLLM's own processes read it: local files only
-        if os.environ.get("TORCHDYNAMO_DISABLE") == "1" and not enforce_eager:
+        if not enforce_eager and (os.environ.get("TORCHDYNAMO_DISABLE") == "1"
+                                  or (fixed_schedule and _compile_off_here())):
             # vLLM compiles its model with torch.compile, which this variable turns off: its
-            # start-up would fail ("aot_compile is not supported"); run eagerly instead.
-            log.warning("TORCHDYNAMO_DISABLE=1: starting vLLM with enforce_eager=True (no torch.compile)")
+            # start-up would fail ("aot_compile is not supported"), and an engine core in this
+            # process whose compiled model runs with torch.compile off stops making progress
+            # (measured: steps that schedule nothing, forever); run eagerly instead.
+            log.warning("torch.compile is off (TORCHDYNAMO_DISABLE=1): starting vLLM with enforce_eager=True")
             enforce_eager = True
         import torch
 
@@ -199,9 +253,12 @@ class VLLMJudge(chat_template.TemplatePrompts):
         elif gpu_memory_utilization is None and not torch.cuda.is_available():
             kwargs["kv_cache_memory_bytes"] = CPU_KV_CACHE_BYTES
         try:
-            llm = LLM(**kwargs, **engine_kwargs)
+            with _engine_core_layout(in_process=fixed_schedule):
+                llm = LLM(**kwargs, **engine_kwargs)
         except RuntimeError as error:  # raised in vLLM's own processes, whose log (above) names the cause
             raise EngineStartError(f"vLLM could not start its engine on {files.directory}: {error}") from error
+        if fixed_schedule:
+            _compile_grammars_before_scheduling(llm)
         return cls(llm, identity=f"{files.directory.name}@{files.fingerprint()}", max_context=max_context)
 
     @property
