@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from localjudge.text_safety import safe_value
 
+RAW_OUTPUT_CHARS = 100_000  # of a judge's raw text kept in a result: the rest is cut, saying how long it was
+
 # Why a run is unscored, as a value (the `error` text says it for people):
 #   invalid_run     the run cannot be judged (no output, no context where one is needed, ...)
 #   too_long        its prompt does not fit the model's context window
@@ -49,7 +51,7 @@ class ScoreResult:
             hard verdicts (same scale and direction); None when the backend gives none.
         error: Why the run is unscored.
         error_kind: The same as a value (`ERROR_KINDS`); None when scored.
-        raw_output: The judge's raw text for the failed step.
+        raw_output: The judge's raw text for the failed step (its first `RAW_OUTPUT_CHARS` characters).
         new_tokens: Tokens the judge generated for this run, all steps together.
     """
 
@@ -75,6 +77,9 @@ class ScoreResult:
             value = getattr(self, name)
             if value is not None:
                 object.__setattr__(self, name, safe_value(value))
+        if isinstance(self.raw_output, str) and len(self.raw_output) > RAW_OUTPUT_CHARS:  # (a server's 100 MB answer)
+            cut = f"{self.raw_output[:RAW_OUTPUT_CHARS]} [cut: {len(self.raw_output)} characters in all]"
+            object.__setattr__(self, "raw_output", cut)
 
     @classmethod
     def unscored(cls, run_id: str | None, scorer: str, kind: ErrorKind, error: str, **parts: Any) -> ScoreResult:

@@ -95,9 +95,13 @@ def label_deferred(quote: str, chosen: str) -> bool:
 
 def label_mass(candidates: Iterable[tuple[str, float]], labels: tuple[str, ...], quote: str) -> dict[str, float] | None:
     """Probability of each label: the probability of the allowed tokens (text, probability)
-    that begin it, renormalised over the labels. None when no candidate starts a label."""
+    that begin it, renormalised over the labels. None when no candidate starts a label, or when
+    a candidate's probability is not a number in [0, 1] (NaN, infinite, a server's logprob of
+    +5 read as 148): a broken number is never renormalised into a reading."""
     mass = dict.fromkeys(labels, 0.0)
     for piece, p in candidates:
+        if not 0.0 <= p <= 1.0:
+            return None
         if not piece.startswith(quote) or not (piece := piece[len(quote):]):
             continue
         for label in labels:

@@ -27,11 +27,11 @@ server render the prompt with its own template: the judge's identity says so (``
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from localjudge.engines.server.values import count, probability
 from localjudge.judge import ChatPrompt
 
 KINDS = ("vllm", "sglang", "llama-cpp", "ollama", "openai")
@@ -93,16 +93,30 @@ def request(kind: str, model: str, prompt: Sequence[int] | ChatPrompt, spec: dic
 
 def reply(data: Any) -> Reply:
     """One row's `Reply` from a server's JSON (an OpenAI completion or chat completion, or
-    Ollama's chat reply). Raises KeyError, IndexError or TypeError on any other shape."""
+    Ollama's chat reply). Raises KeyError, IndexError, TypeError or ValueError on any other
+    shape, or a count that is none (`values.count`); a logprob that is no log-probability is
+    kept as NaN (`values.probability`), which no label probability is read from."""
     if "choices" not in data and "message" in data:  # Ollama's /api/chat
-        return Reply(data["message"]["content"], data.get("done_reason"), int(data.get("eval_count") or 0))
+        return Reply(_text(data["message"]["content"]), _reason(data.get("done_reason")),
+                     count(data.get("eval_count") or 0, "eval_count"))
     choice = data["choices"][0]
     text = choice["text"] if "text" in choice else choice["message"]["content"]
     usage = data.get("usage") or {}
     probs = choice.get("logprobs") or data.get("completion_probabilities") or choice.get("completion_probabilities")
     positions = _positions(probs) if probs else ()
-    return Reply(text or "", choice.get("finish_reason"), int(usage.get("completion_tokens") or len(positions)),
-                 positions)
+    tokens = usage.get("completion_tokens")
+    return Reply(_text(text), _reason(choice.get("finish_reason")),
+                 len(positions) if tokens is None else count(tokens, "completion_tokens"), positions)
+
+
+def _text(text: Any) -> str:
+    if text is not None and not isinstance(text, str):
+        raise TypeError(f"the answer is a {type(text).__name__}, not text")
+    return text or ""
+
+
+def _reason(reason: Any) -> str | None:
+    return reason if isinstance(reason, str) else None
 
 
 def _positions(probs: Any) -> tuple[Position, ...]:
@@ -111,13 +125,13 @@ def _positions(probs: Any) -> tuple[Position, ...]:
     tokens with ``top_logprobs`` lists) and llama.cpp's ``completion_probabilities``."""
     if isinstance(probs, dict) and "tokens" in probs:
         tops = probs.get("top_logprobs") or []
-        return tuple((token, [(t, math.exp(lp)) for t, lp in (tops[k] or {}).items()] if k < len(tops) else [])
-                     for k, token in enumerate(probs["tokens"]))
+        return tuple((str(token), [(str(t), probability(lp, log=True)) for t, lp in (tops[k] or {}).items()]
+                      if k < len(tops) else []) for k, token in enumerate(probs["tokens"]))
     items = (probs.get("content") or []) if isinstance(probs, dict) else probs
     found = []
     for item in items:
         tops = item.get("top_logprobs") or item.get("probs") or []
-        candidates = [(str(c.get("token", c.get("tok_str", ""))),
-                       math.exp(c["logprob"]) if "logprob" in c else float(c.get("prob", 0.0))) for c in tops]
+        candidates = [(str(c.get("token", c.get("tok_str", ""))), probability(c["logprob"], log=True)
+                       if "logprob" in c else probability(c.get("prob", 0.0), log=False)) for c in tops]
         found.append((str(item.get("token", item.get("content", ""))), candidates))
     return tuple(found)

@@ -3,7 +3,9 @@ context length, and how it constrains answers (the grammar backend, free JSON wh
 repetition guard). `ServerJudge` builds its identity from it.
 
 - **Kind and version** from each kind's own page (`PROBES`), or trusted when given.
-- **Model and context length** from ``/v1/models``.
+- **Model and context length** from ``/v1/models``: a model id is shown escaped (`values.printable`)
+  and sent as listed; a context length that is none (`values.context_length`: -5, a list, a
+  billion tokens) is ignored with a warning, as if not listed.
 - **Grammar** (vLLM): vLLM's ``/server_info`` page, served only when the server was started with
   ``VLLM_SERVER_DEV_MODE=1``, gives the structured-output backend and the logits processors (so
   whether localjudge's repetition guard is loaded). Whatever the page says, one small probe
@@ -25,6 +27,7 @@ from pydantic import BaseModel
 from localjudge.engines.grammar import grammar_spec
 from localjudge.engines.server.client import Client, ServerError
 from localjudge.engines.server.dialects import GUARD, reply, request
+from localjudge.engines.server.values import context_length, printable
 from localjudge.judge import ChatPrompt
 
 log = logging.getLogger(__name__)
@@ -68,7 +71,7 @@ def kind_of(client: Client, kind: str | None) -> tuple[str, str, dict[str, Any]]
             continue
         found = client.probe(page)
         if isinstance(found, dict) and mark in found:
-            return name, str(found.get(version) or ""), found
+            return name, printable(str(found.get(version) or ""), 64), found
         if kind is not None:
             return kind, "", {}
     return kind or "openai", "", {}
@@ -83,16 +86,28 @@ def served_model(client: Client, name: str | None) -> tuple[str, int | None]:
             raise
         found = {}
     listed = (found.get("data") if isinstance(found, dict) else None) or []
-    names = [str(m.get("id")) for m in listed if isinstance(m, dict)]
+    entries = [m for m in listed if isinstance(m, dict) and isinstance(m.get("id"), str)] if isinstance(listed, list) \
+        else []
+    names = [m["id"] for m in entries]
+    shown = ", ".join(printable(n, 80) for n in names[:20]) + (", ..." if len(names) > 20 else "")
     if name is None:
         if len(names) != 1:
             raise ValueError(f"the server at {client.host} lists {len(names)} models "
-                             f"({', '.join(names) or 'none'}): choose one with served_model")
+                             f"({shown or 'none'}): choose one with served_model")
         name = names[0]
     elif names and name not in names:
-        raise ValueError(f"the server at {client.host} does not serve {name!r}; it lists {', '.join(names)}")
-    entry = next((m for m in listed if isinstance(m, dict) and m.get("id") == name), {})
-    return name, entry.get("max_model_len")
+        raise ValueError(f"the server at {client.host} does not serve {printable(name)!r}; it lists {shown}")
+    value = next((m for m in entries if m["id"] == name), {}).get("max_model_len")
+    return name, known_length(client, value, "max_model_len") if value is not None else None
+
+
+def known_length(client: Client, value: Any, key: str) -> int | None:
+    """A context length a server lists under `key`, or None, with a warning, when it is none."""
+    length = context_length(value)
+    if length is None:
+        log.warning("the server at %s lists %s %s, which is no context length: ignored (prompts are not checked "
+                    "against the context window before they are sent)", client.host, key, printable(repr(value), 60))
+    return length
 
 
 def grammar_of(client: Client, kind: str, model: str, props: dict[str, Any],
@@ -101,13 +116,14 @@ def grammar_of(client: Client, kind: str, model: str, props: dict[str, Any],
     `PROBE_PROMPT` as this judge sends prompts (token ids or chat messages)."""
     if kind == "sglang":
         backend = props.get("grammar_backend")
-        return Grammar(backend=str(backend) if backend else None)
+        return Grammar(backend=printable(str(backend), 64) if backend else None)
     if kind != "vllm":
         return Grammar()
     config = _vllm_config(client)
-    outputs = config.get("structured_outputs_config") or {}
-    processors = (config.get("model_config") or {}).get("logits_processors") or []
-    grammar = Grammar(backend=str(outputs["backend"]) if outputs.get("backend") else None,
+    outputs = _dict(config.get("structured_outputs_config"))
+    processors = _dict(config.get("model_config")).get("logits_processors")
+    processors = processors if isinstance(processors, list) else []
+    grammar = Grammar(backend=printable(str(outputs["backend"]), 64) if outputs.get("backend") else None,
                       free_whitespace=_free_whitespace(client, kind, model, prompt),
                       repeat_guard=any(GUARD in str(p) or str(p).endswith("RepeatGuard") for p in processors))
     if grammar.free_whitespace:
@@ -116,6 +132,10 @@ def grammar_of(client: Client, kind: str, model: str, props: dict[str, Any],
                     "budget ends. Start vLLM with --structured-outputs-config '{\"backend\": \"guidance\"}' "
                     "(docs/servers.md)", client.host)
     return grammar
+
+
+def _dict(found: Any) -> dict[str, Any]:
+    return found if isinstance(found, dict) else {}
 
 
 def _vllm_config(client: Client) -> dict[str, Any]:
@@ -137,9 +157,14 @@ def _free_whitespace(client: Client, kind: str, model: str, prompt: list[int] | 
             raise
         log.warning("the grammar probe of %s failed (%s): its JSON whitespace is not known", client.host, error)
         return None
-    except (KeyError, IndexError, TypeError, AttributeError, ValueError):
+    except (KeyError, IndexError, TypeError, AttributeError, ValueError, ArithmeticError):
         return None
-    candidates = [text for _, tops in answer.positions for text, prob in tops if prob > 0.0]
+    tops = [(text, prob) for _, found in answer.positions for text, prob in found]
+    if any(not 0.0 <= prob <= 1.0 for _, prob in tops):
+        log.warning("the grammar probe of %s gave logprobs that are not log-probabilities: its JSON whitespace is "
+                    "not known", client.host)
+        return None
+    candidates = [text for text, prob in tops if prob > 0.0]
     if not candidates:
         return None
     return any(text and not text.strip() for text in candidates)

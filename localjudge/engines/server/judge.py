@@ -13,13 +13,15 @@ What stays localjudge's own, as on the in-process engines:
   its grammar setup goes into the identity (`discovery`).
 - **Label probabilities** from the server's logprobs where it returns them (`grammar.label_mass`).
 - **Faults cost rows, not batches**: each row is one request (`concurrency` in flight per
-  server, the server batches them); 429, 5xx, resets and timeouts are retried with back-off
-  (`client`), and a row whose request still fails comes back unscored (``judge_failed``) with
-  the error.
+  server, the server batches them); 429, 5xx, resets, broken replies and timeouts are retried
+  with back-off (`client`), and a row whose request still fails, or whose reply is too large,
+  not JSON or holds a value that is none (`values`), comes back unscored (``judge_failed``)
+  with the error.
 - **Several servers** (data parallel, one per GPU say): each takes rows from one shared queue,
-  `concurrency` at a time. A server found unreachable stops taking rows: the rows it held come
-  back unscored with the error, the rest go to the others; each later call asks it once whether
-  it is back. With every server gone, the rows left are unscored. Resume judges them later.
+  `concurrency` at a time. A server that refuses connections stops taking rows: the rows it held
+  come back unscored with the error, the rest go to the others. Before the rows left are given
+  up, and at each later call, it is asked once whether it is back. With every server gone, the
+  rows left are unscored. Resume judges them later.
 
 Greedy (temperature 0, seed 0). The identity names the served model, the server's kind,
 version and context length and its host (every host, with several), so resume rescores when the
@@ -50,9 +52,17 @@ from localjudge.engines.grammar import (
     triggers,
 )
 from localjudge.engines.options import judge_identity
-from localjudge.engines.server.client import Client, ServerError
+from localjudge.engines.server.client import Client, ServerError, reply_cap, split_url
 from localjudge.engines.server.dialects import KINDS, TOKEN_KINDS, Position, reply, request
-from localjudge.engines.server.discovery import PROBE_PROMPT, Grammar, grammar_of, kind_of, served_model
+from localjudge.engines.server.discovery import (
+    PROBE_PROMPT,
+    Grammar,
+    grammar_of,
+    kind_of,
+    known_length,
+    served_model,
+)
+from localjudge.engines.server.values import printable
 from localjudge.judge import TOO_LONG, ChatPrompt, Generation, too_long
 
 log = logging.getLogger(__name__)
@@ -68,6 +78,8 @@ def base_urls(base_url: str | Sequence[str]) -> list[str]:
     urls = [url.strip() for item in items for url in item.split(",") if url.strip()]
     if not urls:
         raise ValueError("base_url: give at least one server URL")
+    for url in urls:
+        split_url(url)  # each a server URL, without credentials (never shown)
     twice = sorted({url for url in urls if urls.count(url) > 1})
     if twice:
         raise ValueError(f"base_url: {', '.join(twice)} given twice")
@@ -126,13 +138,14 @@ class ServerJudge(chat_template.TemplatePrompts):
         self._schemas: dict[type[BaseModel], tuple[dict[str, Any], dict[str, tuple[str, ...]]]] = {}
         self._down: dict[int, str] = {}  # server index -> the error that took it out, until it answers again
         self._lock = threading.Lock()
+        self._warned_logprobs = False
         version = f"{self.kind}-{self.version}" if self.version else self.kind
         suffix = (f"+ctx-{self.context_window}" if self.context_window else "") + self.grammar.suffix(self.kind) + \
             ("" if self.tokenizer is not None else "+server-template")
         hosts = "+".join(sorted(client.host for client in self.clients))
-        self._identity = judge_identity(f"{self.served_model}@{hosts}", version,
+        self._identity = judge_identity(f"{printable(self.served_model)}@{hosts}", version,
                                         repeat_guard=self.grammar.repeat_guard, suffix=suffix)
-        log.info("judging with %s (%s server at %s)", self.served_model, version, hosts)
+        log.info("judging with %s (%s server at %s)", printable(self.served_model), version, hosts)
 
     @property
     def identity(self) -> str:
@@ -145,8 +158,10 @@ class ServerJudge(chat_template.TemplatePrompts):
         found_kind, version, props = kind_of(client, kind)
         model, context = served_model(client, name)
         if context is None and found_kind == "llama-cpp":
-            context = (props.get("default_generation_settings") or {}).get("n_ctx") or props.get("n_ctx")
-        return found_kind, version, model, int(context) if context else None, props
+            settings = props.get("default_generation_settings")
+            found = (settings.get("n_ctx") if isinstance(settings, dict) else None) or props.get("n_ctx")
+            context = known_length(client, found, "n_ctx") if found is not None else None
+        return found_kind, version, model, context, props
 
     def generate(
         self,
@@ -163,7 +178,6 @@ class ServerJudge(chat_template.TemplatePrompts):
                 for p, s in zip(prompts, schemas, strict=True)]  # tokenized here: tokenizers are not thread-safe
         if not rows:
             return []
-        self._recheck()
         results: list[Generation | None] = [None] * len(rows)
         queue = iter(range(len(rows)))  # handed out under the lock
 
@@ -175,11 +189,14 @@ class ServerJudge(chat_template.TemplatePrompts):
                     return
                 results[k] = self._row(server, rows[k], max_new_tokens)
 
-        live = [s for s in range(len(self.clients)) if s not in self._down]
-        slots = [s for s in live for _ in range(min(self.concurrency, len(rows)))]
-        if slots:
+        self._recheck()
+        while live := [s for s in range(len(self.clients)) if s not in self._down]:
+            slots = [s for s in live for _ in range(min(self.concurrency, len(rows)))]
             with ThreadPoolExecutor(max_workers=len(slots)) as pool:
                 list(pool.map(work, slots))
+            if all(g is not None for g in results):
+                break
+            self._recheck()  # every server taken out: each asked once more before the rows left are given up
         gone = "; ".join(f"the server at {self.clients[s].host}: {error}" for s, error in sorted(self._down.items()))
         return [g if g is not None else Generation("", error=f"not sent, no server left ({gone})",
                                                    error_kind="judge_failed") for g in results]
@@ -210,7 +227,8 @@ class ServerJudge(chat_template.TemplatePrompts):
         path, body = request(self.kind, self.served_model, prompt, spec, max_tokens=max_new_tokens,
                              logprobs=bool(fields))
         try:
-            answer = reply(client.post(path, body))
+            answer = reply(client.post(path, body, max_bytes=reply_cap(max_new_tokens)))
+            probs = _label_probs(answer.positions, fields) if fields else ()
         except ServerError as error:
             if error.status == 400 and "context length" in str(error).lower():
                 return Generation("", error=f"{TOO_LONG} (the server at {client.host}: {error})",
@@ -218,15 +236,24 @@ class ServerJudge(chat_template.TemplatePrompts):
             if error.unreachable:
                 with self._lock:
                     if server not in self._down:
-                        log.warning("the server at %s stopped answering (%s): it takes no more rows", client.host,
-                                    error)
+                        log.warning("the server at %s refuses connections (%s): it takes no more rows until it "
+                                    "answers again", client.host, error)
                     self._down.setdefault(server, str(error))
             return Generation("", error=f"the server at {client.host}: {error}", error_kind="judge_failed")
-        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as error:
-            return Generation("", error=f"the server at {client.host} gave an unexpected reply "
-                                        f"({type(error).__name__}: {error})", error_kind="judge_failed")
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError, ArithmeticError) as error:
+            said = printable(client.redact(f"{type(error).__name__}: {error}"), 300)
+            return Generation("", error=f"the server at {client.host} gave an unexpected reply ({said})",
+                              error_kind="judge_failed")
+        if probs is None:
+            probs = ()
+            with self._lock:
+                if not self._warned_logprobs:
+                    log.warning("the server at %s gave logprobs that are not log-probabilities (positive, or not "
+                                "numbers): those rows' label probabilities are left out (prob_score None)",
+                                client.host)
+                self._warned_logprobs = True
         return Generation(answer.text, finished=answer.finish_reason != "length", new_tokens=answer.new_tokens,
-                          label_probs=_label_probs(answer.positions, fields) if fields else ())
+                          label_probs=probs)
 
 
 def _agreed(clients: Sequence[Client], shown: Sequence[tuple[Any, ...]]) -> tuple[str, str, str, int | None]:
@@ -258,14 +285,19 @@ def _grammar_text(grammar: Grammar, kind: str) -> str:
             f"repetition guard {'loaded' if grammar.repeat_guard else 'not shown'})")
 
 
-def _label_probs(positions: Sequence[Position], fields: dict[str, tuple[str, ...]]) -> tuple[dict[str, float], ...]:
+def _label_probs(positions: Sequence[Position],
+                 fields: dict[str, tuple[str, ...]]) -> tuple[dict[str, float], ...] | None:
     """At each label choice in the answer, each label's probability (`grammar.label_mass`) from
     the position's top tokens. After the grammar's mask (vLLM, SGLang) they are the allowed
-    tokens; before it (llama-server) `label_mass` keeps those that begin a label, renormalised."""
+    tokens; before it (llama-server) `label_mass` keeps those that begin a label, renormalised.
+    None when a choice's candidates hold a value that is no probability (`values.probability`):
+    no reading of the row is kept, so no choice is read out of its place."""
     choices = triggers(fields)
     found, tail = [], ""
     for piece, candidates in positions:
         for labels, quote in label_choices(tail, choices):
+            if any(not 0.0 <= p <= 1.0 for _, p in candidates):
+                return None
             if candidates and not label_deferred(quote, piece):
                 probs = label_mass(candidates, labels, quote)
                 if probs:

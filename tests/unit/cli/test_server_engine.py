@@ -6,6 +6,7 @@ line and exit code 2. (The engine itself: tests/unit/engines/test_server_judge.p
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 
 from localjudge.cli.main import main
 from tests.conftest import EXAMPLES
-from tests.unit.engines.fake_server import FakeServer, schema_answer, serving
+from tests.unit.engines.fake_server import FakeServer, ok_reply, schema_answer, serving
 
 EXAMPLE = EXAMPLES / "example.jsonl"
 ROWS = len(EXAMPLE.read_text(encoding="utf-8").splitlines())
@@ -148,3 +149,56 @@ def test_the_pytest_plugin_judges_on_a_server(pytester: pytest.Pytester, server:
                                "--localjudge-dtype", "bfloat16")
     wrong.assert_outcomes(errors=1)
     wrong.stdout.fnmatch_lines(["*--localjudge-dtype is not an option of --localjudge-engine server*"])
+
+
+# --- a hostile server: nothing it sends back leaks the key, forges a line or bloats the output -------
+
+SECRET = "sk-cli-echo-0c4d77"
+HOSTILE = [("echo", 401, "json"), ("echo", 500, "json"), ("echo", 200, "text"),
+           ("redirect", 302, f"http://127.0.0.1:9/v1?key={SECRET}")]
+
+
+@pytest.mark.parametrize("action", HOSTILE, ids=lambda a: "-".join(map(str, a[:3]))[:20])
+def test_a_key_the_server_echoes_is_in_no_file_the_run_writes(capsys: pytest.CaptureFixture[str], server: FakeServer,
+                                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             caplog: pytest.LogCaptureFixture,
+                                                             action: tuple[object, ...]) -> None:
+    monkeypatch.setenv("LJ_CLI_KEY", SECRET)
+    server.default = action
+    out = tmp_path / "scored.jsonl"
+    with caplog.at_level(logging.DEBUG):
+        assert main(["score", "--scorer", "toxicity", "--data", str(EXAMPLE), "--engine", "server",
+                     "--base-url", server.url, "--api-key-env", "LJ_CLI_KEY", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    written = [path for path in tmp_path.rglob("*") if path.is_file()]
+    assert [path for path in written if SECRET.encode() in path.read_bytes()] == []
+    assert SECRET not in captured.out + captured.err + caplog.text
+    judged = [row for row in rows if row["toxicity_error"]]  # (an empty output is scored by rule)
+    assert len(rows) == ROWS and len(judged) == ROWS - 1
+    assert all("***" in row["toxicity_error"] for row in judged), judged[0]["toxicity_error"]
+
+
+@pytest.mark.parametrize("name", ["judge\nlocaljudge: error: forged", "judge-\ud800"])
+def test_an_odd_model_id_neither_forges_a_line_nor_stops_the_run(capsys: pytest.CaptureFixture[str],
+                                                                  server: FakeServer, tmp_path: Path,
+                                                                  name: str) -> None:
+    server.models = [{"id": name, "max_model_len": 4096}]
+    out = tmp_path / "scored.jsonl"
+    assert main(score("--engine", "server", "--base-url", server.url, "--out", str(out))) == 0
+    err = capsys.readouterr().err
+    assert not any(line.startswith("localjudge: error: forged") for line in err.splitlines()), err
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == ROWS and all(row["toxicity_score"] is not None for row in rows)
+
+
+def test_a_huge_unparsed_answer_is_stored_cut(capsys: pytest.CaptureFixture[str], server: FakeServer,
+                                              tmp_path: Path) -> None:
+    server.answer = lambda path, body: ok_reply(path, body, text="x" * 400_000)  # within the reply cap
+    out = tmp_path / "scored.jsonl"
+    assert main(score("--engine", "server", "--base-url", server.url, "--out", str(out))) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    judged = [row for row in rows if row["toxicity_error"]]  # (an empty output is scored by rule)
+    assert len(judged) == ROWS - 1 and all(row["toxicity_error_kind"] == "invalid_output" for row in judged)
+    raw = [json.loads(row["toxicity_steps"])["raw_output"] for row in judged]
+    assert all(text.startswith("x" * 1000) and len(text) < 110_000 and "400000" in text for text in raw)

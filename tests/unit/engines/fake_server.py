@@ -72,8 +72,11 @@ def schema_answer(path: str, body: dict[str, Any]) -> dict[str, Any]:
 
 class FakeServer(ThreadingHTTPServer):
     """Answers the pages of one server kind; records every request; per-row actions by the
-    prompt's last message: "ok", an HTTP status, "reset" (connection closed unanswered) or
-    "sleep" (answers after the client's timeout)."""
+    prompt's last message (else `default`): "ok", an HTTP status, "reset" (connection closed
+    unanswered), "sleep" (answers after the client's timeout) or one of the hostile replies
+    `Handler.hostile` writes ("cut", "trickle", "trickle-headers", "huge", "huge-chunked",
+    ("redirect", status, location), ("echo", status, "json" | "text"), ("raw", bytes)).
+    `pages` overrides a GET page with an action."""
 
     daemon_threads = True
     block_on_close = False
@@ -84,6 +87,8 @@ class FakeServer(ThreadingHTTPServer):
         self.models: list[dict[str, Any]] = [{"id": "judge-model", "max_model_len": 4096}]
         self.requests: list[tuple[str, str, dict[str, Any], dict[str, str]]] = []
         self.actions: dict[str, deque[Any]] = {}
+        self.default: Any = "ok"
+        self.pages: dict[str, Any] = {}
         self.answer: Callable[[str, dict[str, Any]], dict[str, Any]] = ok_reply
         self.probe: Callable[[str, dict[str, Any]], Any] = ok_reply
         self.server_info: dict[str, Any] | None = None
@@ -139,7 +144,9 @@ class Handler(BaseHTTPRequestHandler):
         with srv.lock:
             srv.requests.append(("GET", self.path, {}, dict(self.headers)))
         page, data = PAGES[srv.kind]
-        if self.path == "/v1/models":
+        if self.path in srv.pages:
+            self._act(srv.pages[self.path], lambda: {})
+        elif self.path == "/v1/models":
             self._send(200, {"object": "list", "data": srv.models})
         elif self.path == page:
             self._send(200, data)
@@ -158,26 +165,92 @@ class Handler(BaseHTTPRequestHandler):
             self.counted = True
             key = body["messages"][-1]["content"] if "messages" in body else ""
             queue = srv.actions.get(key)
-            action = queue.popleft() if queue else "ok"
+            action = queue.popleft() if queue else srv.default
         try:
             if body.get("user") == PROBE_USER:  # (status, reply) or a reply
                 found = srv.probe(self.path, body)
                 self._send(*(found if isinstance(found, tuple) else (200, found)))
                 return
             time.sleep(srv.delay)
-            if action == "reset":
-                self.close_connection = True
-            elif action == "sleep":
-                time.sleep(1.0)
-                self._send(200, srv.answer(self.path, body))
-            elif isinstance(action, int):
-                self._send(action, {"error": {"message": f"fake error {action}", "code": action}})
-            elif isinstance(action, tuple):
-                self._send(action[0], {"error": {"message": action[1]}}, *action[2:])
-            else:
-                self._send(200, srv.answer(self.path, body))
+            self._act(action, lambda: srv.answer(self.path, body))
         finally:
             self._done()
+
+    def _act(self, action: Any, answer: Callable[[], Any]) -> None:
+        if action == "reset":
+            self.close_connection = True
+        elif action == "sleep":
+            time.sleep(1.0)
+            self._send(200, answer())
+        elif isinstance(action, int):
+            self._send(action, {"error": {"message": f"fake error {action}", "code": action}})
+        elif isinstance(action, tuple) and isinstance(action[0], int):
+            self._send(action[0], {"error": {"message": action[1]}}, *action[2:])
+        elif action == "ok":
+            self._send(200, answer())
+        else:
+            try:
+                self.hostile(action, json.dumps(answer()).encode())
+            except (BrokenPipeError, ConnectionResetError):  # the client gave up: as it should
+                pass
+            self.close_connection = True
+
+    def hostile(self, action: Any, good: bytes) -> None:
+        """A reply no honest server writes. `good` is the honest reply's body."""
+        self._done()
+        name = action[0] if isinstance(action, tuple) else action
+        if name == "redirect":  # ("redirect", status, location)
+            self.send_response(action[1])
+            self.send_header("Location", action[2])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif name == "echo":  # ("echo", status, "json" | "text"): the request's key in the reply
+            said = f"invalid key: {self.headers.get('Authorization')} (you sent {self.headers.get('Authorization')})"
+            raw = json.dumps({"error": {"message": said}}).encode() if action[2] == "json" else said.encode()
+            self.send_response(action[1])
+            self.send_header("Retry-After", "0.01")
+            self.send_header("Content-Type", "application/json" if action[2] == "json" else "text/plain")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+        elif name == "raw":  # ("raw", bytes): a 200 with this body, as the server wrote it
+            self._headers(len(action[1]))
+            self.wfile.write(action[1])
+        elif name == "cut":  # the reply ends before its Content-Length: http.client's IncompleteRead
+            self._headers(len(good) + 100)
+            self.wfile.write(good[: len(good) // 2])
+        elif name == "trickle":  # a valid reply, one byte every 0.05 s: each socket read is quick
+            self._headers(len(good) + 400)
+            for byte in good + b" " * 400:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(0.05)
+        elif name == "trickle-headers":  # a header that never ends, a byte every 0.05 s (at most 30 s)
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            for _ in range(600):
+                self.wfile.write(b"a")
+                self.wfile.flush()
+                time.sleep(0.05)
+        elif name in ("huge", "huge-chunked"):  # 100 MB of a JSON string, with or without a length
+            size, piece = 100 << 20, b"a" * (1 << 16)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            if name == "huge":
+                self.send_header("Content-Length", str(size + 2))
+            else:
+                self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b'2\r\n"a\r\n' if name == "huge-chunked" else b'"')
+            for _ in range(size // len(piece)):
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece) if name == "huge-chunked" else piece)
+        else:
+            raise ValueError(f"unknown action {action!r}")
+
+    def _headers(self, length: int) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(length))
+        self.end_headers()
 
 
 @contextmanager

@@ -20,3 +20,10 @@ def test_label_mass_renormalises_over_the_labels(candidates: list[tuple[str, flo
         assert got is None
     else:
         assert got == pytest.approx(expected, abs=1e-6)
+
+
+@pytest.mark.parametrize("bad", [float("inf"), 148.4, -0.5, float("nan")])
+def test_a_probability_that_is_no_probability_makes_the_choice_unreadable(bad: float) -> None:
+    """An engine's (or a server's) broken number never becomes a label probability: no reading."""
+    candidates = [("supported", bad), ("unsupported", 0.25), ("un", 0.5)]
+    assert label_mass(candidates, ("supported", "unsupported"), "") is None

@@ -5,11 +5,15 @@ shaped as vLLM 0.32's CPU server answered them (docs/servers.md): masked tokens 
 
 from __future__ import annotations
 
+import json
 import logging
-from typing import Any
+import math
+from typing import Any, Literal
 
 import pytest
+from pydantic import BaseModel
 
+from localjudge.engines.server import ServerError
 from localjudge.engines.server.dialects import GUARD, GUARD_ARG
 from localjudge.engines.server.discovery import PROBE_PROMPT, PROBE_TOKENS
 from localjudge.repetition import MAX_REPEAT_WORDS
@@ -104,3 +108,53 @@ def test_every_vllm_request_switches_the_repetition_guard_on(server: FakeServer)
     server.kind = "sglang"
     judge_on(server).generate([[{"role": "user", "content": "x"}]], [Claims], max_new_tokens=8)
     assert "vllm_xargs" not in server.posts()[-1][1]
+
+
+# --- what a server lists is checked before it is trusted ------------------------------------------
+
+@pytest.mark.parametrize("value", [-5, 0, [4096], "4096", True, 4096.5, 1e300, 10**12])
+def test_a_context_length_that_is_no_length_is_ignored_with_a_warning(server: FakeServer, value: Any,
+                                                                      caplog: pytest.LogCaptureFixture) -> None:
+    server.models = [{"id": "judge-model", "max_model_len": value}]
+    with caplog.at_level(logging.WARNING):
+        judge = judge_on(server)
+    assert judge.context_window is None and "+ctx" not in judge.identity
+    assert "max_model_len" in caplog.text and "ignored" in caplog.text
+
+
+def test_llama_servers_context_length_is_checked_alike(server: FakeServer, caplog: pytest.LogCaptureFixture) -> None:
+    server.kind = "llama-cpp"
+    server.models = [{"id": "judge-model"}]
+    props = {"default_generation_settings": {"n_ctx": [2048]}, "build_info": "b1"}
+    server.pages["/props"] = ("raw", json.dumps(props).encode())
+    with caplog.at_level(logging.WARNING):
+        assert judge_on(server).context_window is None
+    assert "n_ctx" in caplog.text
+
+
+def test_an_infinite_context_length_is_a_one_line_error(server: FakeServer) -> None:
+    server.models = [{"id": "judge-model", "max_model_len": math.inf}]  # written as Infinity, not JSON
+    with pytest.raises(ServerError, match="Infinity") as caught:
+        judge_on(server)
+    assert "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize("name", ["judge\nlocaljudge: error: forged", "judge-\ud800", "judge\x1b[31m-red"])
+def test_a_model_id_is_shown_escaped_and_sent_as_listed(server: FakeServer, name: str,
+                                                        caplog: pytest.LogCaptureFixture) -> None:
+    server.models = [{"id": name, "max_model_len": 4096}]
+    with caplog.at_level(logging.DEBUG):
+        judge = judge_on(server)
+        judge.generate([[{"role": "user", "content": "x"}]], [_Verdict], max_new_tokens=8)
+    assert judge.identity.isprintable() and "\\" in judge.identity.partition("@")[0]
+    assert all(record.getMessage().isprintable() for record in caplog.records)
+    [(_, body)] = server.posts()
+    assert body["model"] == name  # the server is asked for its own id
+    server.models.append({"id": "other\nforged"})
+    with pytest.raises(ValueError) as caught:
+        judge_on(server)
+    assert str(caught.value).isprintable()
+
+
+class _Verdict(BaseModel):
+    verdict: Literal["yes", "no"]
