@@ -35,10 +35,18 @@ def stop_words() -> frozenset[str]:
     return frozenset(SmartStopList())
 
 
+def without_tags(text: str) -> str:
+    """`text.replace(/(<([^>]+)>)/ig, '')`, the regex given the text only up to its last `>`:
+    after it no tag can end, and from each `<` there the regex would scan to the end
+    (quadratic on a long text of `<` with no `>`); the result is the same."""
+    end = text.rfind(">") + 1
+    return TAGS.sub("", text[:end]) + text[end:]
+
+
 def keywords(text: str) -> list[str]:
     """keyword-extractor's `extract(text, {language: 'english', remove_digits: true,
     return_changed_case: true, remove_duplicates: true})`."""
-    text = js_trim(TAGS.sub("", text)) if text else ""
+    text = js_trim(without_tags(text)) if text else ""
     found: list[str] = []
     for word in re.split(JS_SPACE, text) if text else []:
         address = ADDRESS.search(word) is not None
@@ -55,7 +63,8 @@ def keywords(text: str) -> list[str]:
 
 def _preprocess(run: Sample, results: Results) -> dict[str, Any]:
     reference, response = keywords(run.input), keywords(run.output)
-    matched = [k for k in reference if k in set(response)]
+    used = set(response)
+    matched = [k for k in reference if k in used]
     return {"reference_keywords": reference, "response_keywords": response, "matched_keywords": matched,
             "total_keywords_length": len(reference), "matched_keywords_length": len(matched)}
 
@@ -69,7 +78,8 @@ def _reason(run: Sample, results: Results) -> str:
     step = results["preprocess_step_result"]
     if not step["total_keywords_length"]:
         return "The input has no keywords, so there is nothing to cover."
-    missing = [k for k in step["reference_keywords"] if k not in step["matched_keywords"]]
+    matched = set(step["matched_keywords"])
+    missing = [k for k in step["reference_keywords"] if k not in matched]
     shown = ", ".join(missing[:10]) + (", ..." if len(missing) > 10 else "")
     return (f"The output uses {step['matched_keywords_length']} of the input's {step['total_keywords_length']} "
             f"keywords" + (f"; not used: {shown}." if missing else "."))
@@ -82,4 +92,4 @@ def keyword_coverage_scorer(judge: Judge | None = None, *, scale: float = 1.0) -
                        description="Share of the input's keywords (stop words removed) that the output uses")
 
 
-__all__ = ["keyword_coverage_scorer", "keywords", "stop_words"]
+__all__ = ["keyword_coverage_scorer", "keywords", "stop_words", "without_tags"]

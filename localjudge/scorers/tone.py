@@ -79,6 +79,13 @@ def comparative(text: str) -> float:
     return score / len(words) if words else 0.0
 
 
+def read_part(text: str) -> str:
+    """The text up to its last `.`, `!` or `?`: all `SENTENCES` can match. The regex is given
+    no more, for on a run without one it tries every start to the end (quadratic: a minute on
+    100 KB of unpunctuated text); the matches are the same."""
+    return text[:max(text.rfind("."), text.rfind("!"), text.rfind("?")) + 1]
+
+
 def tone_scorer(judge: Judge | None = None, *, reference_tone: str | None = None, scale: float = 1.0) -> CodeScorer:
     """Mastra's tone scorer (no model: `judge` is not used).
 
@@ -96,7 +103,7 @@ def tone_scorer(judge: Judge | None = None, *, reference_tone: str | None = None
             difference = abs(response - reference)
             return {"score": max(0.0, 1 - difference), "response_sentiment": response,
                     "reference_sentiment": reference, "difference": difference}
-        sentences = SENTENCES.findall(run.output) or [run.output]
+        sentences = SENTENCES.findall(read_part(run.output)) or [run.output]
         each = [comparative(s) for s in sentences]
         mean = add_up(each) / len(each)
         variance = add_up([(s - mean) * (s - mean) for s in each]) / len(each)
@@ -115,4 +122,4 @@ def tone_scorer(judge: Judge | None = None, *, reference_tone: str | None = None
                        description="Sentiment consistency: against a reference tone, or across the output's sentences")
 
 
-__all__ = ["comparative", "lexicon", "tokens", "tone_scorer"]
+__all__ = ["comparative", "lexicon", "read_part", "tokens", "tone_scorer"]

@@ -9,15 +9,19 @@ import hashlib
 import json
 import random
 import re
+import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 import pytest
 
-from localjudge.scorers import build_scorer
+from localjudge.scorers import build_scorer, completeness, keyword_coverage, tone
 from localjudge.scorers.completeness import covered, normalized
 from localjudge.scorers.js_strings import JS_SPACE, js_split_spaces, js_trim, squash_spaces
-from localjudge.scorers.textual_difference import changes
+from localjudge.scorers.keyword_coverage import keywords
+from localjudge.scorers.textual_difference import changes, common_subsequence
 
 WORDS = ["the", "cat", "sat", "doesn't", "can't", "won't", "it's", "John's", "they're", "we'll", "I'd", "was",
          "eating", "has", "gone", "will", "be", "is", "went", "ran", "running", "runner", "run", "runs",
@@ -144,3 +148,142 @@ def test_changes_as_the_reference(seed: int) -> None:
                                   "x" + "\t" * 500 + "y" + " " * 2, "\u00a0\u1680\u2000\u200a\u202f\u205f x \u3000"])
 def test_js_trim_as_the_regex(text: str) -> None:
     assert js_trim(text) == re.sub(f"^{JS_SPACE}+|{JS_SPACE}+$", "", text)
+
+
+# --- the work grows with the text, not with its square: counted, not timed --------------------------
+
+SCORERS_DIR = str(Path(build_scorer.__code__.co_filename).parent)
+
+
+def lines_run(call: Callable[[], object]) -> int:
+    """How many lines of localjudge's scorers `call` runs (a measure of Python work)."""
+    count = 0
+
+    def tracer(frame: FrameType, event: str, arg: object) -> Any:
+        nonlocal count
+        if not frame.f_code.co_filename.startswith(SCORERS_DIR):
+            return None
+        count += event == "line"
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        call()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def made_up(rng: random.Random, count: int) -> list[str]:
+    """Distinct made-up words, so that the vocabulary grows with the text as on a long context."""
+    return ["".join(rng.choice("bcdfghklmnprstvz") + rng.choice("aeiou") for _ in range(rng.randint(2, 5)))
+            for _ in range(count)]
+
+
+@pytest.mark.parametrize(("name", "options"), [(n, o) for n, o in SCORERS if not n.startswith("check_")])
+def test_doubling_the_text_doubles_the_work(name: str, options: dict[str, Any]) -> None:
+    """Twice the text, about twice the Python lines: a loop over pairs of words (Mastra's) makes it 4x."""
+    scorer = build_scorer(name, None, options=options)
+    runs = []
+    for count in (300, 600):
+        rng = random.Random(count)
+        given, made = made_up(rng, count), made_up(rng, count // 2)
+        made += given[: count // 2]  # half the input's words in the output, in another order
+        rng.shuffle(made)
+        runs.append({"input": ". ".join(given), "output": " ".join(made) + "."})
+    small, large = (lines_run(lambda run=run: scorer.run(run)) for run in runs)
+    assert large < 3 * small, (small, large)
+
+
+def test_normalized_once_per_element(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = []
+
+    def counted(text: str) -> str:
+        calls.append(text)
+        return normalized(text)
+
+    monkeypatch.setattr(completeness, "normalized", counted)
+    rng = random.Random(1)
+    original, simplified = made_up(rng, 200), made_up(rng, 300)
+    covered(original, simplified)
+    assert len(calls) == len(original) + len(simplified)
+
+
+class Recorder:
+    """A compiled regex that records the length of each text it is given."""
+
+    def __init__(self, pattern: re.Pattern[str]) -> None:
+        self.pattern, self.lengths = pattern, []  # type: list[int]
+
+    def findall(self, text: str) -> list[Any]:
+        self.lengths.append(len(text))
+        return self.pattern.findall(text)
+
+    def sub(self, repl: str, text: str) -> str:
+        self.lengths.append(len(text))
+        return self.pattern.sub(repl, text)
+
+
+def test_tone_gives_the_sentence_regex_no_unpunctuated_tail(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a run with no `.!?` the sentence regex tries every start to the end: it never sees one."""
+    recorder = Recorder(tone.SENTENCES)
+    monkeypatch.setattr(tone, "SENTENCES", recorder)
+    scorer = build_scorer("tone", None)
+    head = "I love it. It is bad!"
+    for output in (head + " and then words without an end" * 50, "no end at all " * 100, head):
+        scorer.run({"output": output})
+    assert recorder.lengths == [len(head), 0, len(head)]
+
+
+def test_keywords_give_the_tag_regex_nothing_after_the_last_close(monkeypatch: pytest.MonkeyPatch) -> None:
+    """From each `<` with no `>` after it the tag regex scans to the end: it never sees that part."""
+    texts = ["x <b>bold</b> y" + " a < b" * 100, "a < b " * 100]
+    expected = [keywords(text) for text in texts]
+    recorder = Recorder(keyword_coverage.TAGS)
+    monkeypatch.setattr(keyword_coverage, "TAGS", recorder)
+    assert [keywords(text) for text in texts] == expected
+    assert recorder.lengths == [len("x <b>bold</b>"), 0]
+
+
+class CountedList(list):  # type: ignore[type-arg]
+    """A list that counts the passes made over it."""
+
+    passes = 0
+
+    def __iter__(self) -> Any:
+        CountedList.passes += 1
+        return super().__iter__()
+
+    def __contains__(self, item: object) -> bool:
+        CountedList.passes += 1
+        return super().__contains__(item)
+
+
+def test_keyword_matching_reads_each_list_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Matching builds one set of the output's keywords, not one per input keyword."""
+    found = {text: CountedList(made_up(random.Random(len(text)), 300)) for text in ("input", "output text")}
+    monkeypatch.setattr(keyword_coverage, "keywords", lambda text: found[text])
+    CountedList.passes = 0
+    build_scorer("keyword_coverage", None).run({"input": "input", "output": "output text"})
+    assert CountedList.passes <= 8
+
+
+def test_close_texts_take_the_banded_subsequence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An output that is an edit of its input never takes the full n x m computation; the length
+    is the full computation's."""
+    from rapidfuzz.distance import LCSseq
+
+    rng = random.Random(3)
+    given = " ".join(made_up(rng, 6000))
+    edited = list(given)
+    for _ in range(300):
+        edited[rng.randrange(len(edited))] = rng.choice("xyz ")
+    made, other = "".join(edited), " ".join(made_up(rng, 5000))
+    expected = [LCSseq.similarity(given, made), LCSseq.similarity(given, other)]
+    assert common_subsequence(given, other) == expected[1]
+
+    def refused(*args: Any, **kwargs: Any) -> int:
+        raise AssertionError("the full computation")
+
+    monkeypatch.setattr(LCSseq, "similarity", refused)
+    assert common_subsequence(given, made) == expected[0]
