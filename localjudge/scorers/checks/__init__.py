@@ -20,7 +20,7 @@ from localjudge.scorers.checks.did_not_call import check_did_not_call_scorer
 from localjudge.scorers.checks.equals import check_equals_scorer
 from localjudge.scorers.checks.excludes import check_excludes_scorer
 from localjudge.scorers.checks.includes import check_includes_scorer
-from localjudge.scorers.checks.js_regex import JsRegex
+from localjudge.scorers.checks.js_regex import DEFAULT_TIMEOUT_S, JsRegex
 from localjudge.scorers.checks.matches import check_matches_scorer
 from localjudge.scorers.checks.max_tool_calls import check_max_tool_calls_scorer
 from localjudge.scorers.checks.no_tool_errors import check_no_tool_errors_scorer
@@ -60,9 +60,11 @@ def equals(expected: str, *, ignore_case: bool = True) -> CodeScorer:
     return check_equals_scorer(expected=expected, ignore_case=ignore_case)
 
 
-def matches(pattern: str | re.Pattern[str], flags: str = "", *, exact: bool = False) -> CodeScorer:
-    """``checks.matches(new RegExp(pattern, flags), {exact})``."""
-    return check_matches_scorer(pattern=pattern, flags=flags, exact=exact)
+def matches(pattern: str | re.Pattern[str], flags: str = "", *, exact: bool = False,
+            timeout_s: float = DEFAULT_TIMEOUT_S) -> CodeScorer:
+    """``checks.matches(new RegExp(pattern, flags), {exact})``; `timeout_s`: the most seconds one
+    output's test may take before its row is left unscored (localjudge's)."""
+    return check_matches_scorer(pattern=pattern, flags=flags, exact=exact, timeout_s=timeout_s)
 
 
 def similarity(expected: str, *, threshold: float | None = None, ignore_case: bool = True) -> CodeScorer:

@@ -26,7 +26,10 @@ from __future__ import annotations
 
 import re
 
+import regex
+
 from localjudge.scorers.js_strings import JS_SPACE, JS_SPACE_CHARS
+from localjudge.scoring.steps import UnscorableError
 
 FLAGS = "dgimsuyv"
 DIGIT, WORD = "0-9", "A-Za-z0-9_"
@@ -36,22 +39,59 @@ NOT_BOUNDARY = f"(?:(?<=[{WORD}])(?=[{WORD}])|(?<![{WORD}])(?![{WORD}]))"
 QUANTIFIER = re.compile(r"\{\d+(,\d*)?\}")
 CLASS_ESCAPES = {"d": DIGIT, "w": WORD, "s": JS_SPACE_CHARS}
 SIMPLE = {"t": "\\t", "n": "\\n", "r": "\\r", "v": "\\x0b", "f": "\\x0c"}
+# re's flags as the regex module numbers them (ASCII differs); re.UNICODE is both's default for text
+FLAG_BITS = ((re.IGNORECASE, regex.IGNORECASE), (re.MULTILINE, regex.MULTILINE), (re.DOTALL, regex.DOTALL),
+             (re.VERBOSE, regex.VERBOSE), (re.ASCII, regex.ASCII))
+DEFAULT_TIMEOUT_S = 2.0  # a test on a text; past it the row is unscored (RegexTimeoutError)
 
 
 class JsRegex:
     """A translated JavaScript regular expression: `test(text)` is `RegExp.prototype.test` on a
-    fresh `RegExp` (see the module docstring)."""
+    fresh `RegExp` (see the module docstring), given at most `timeout_s` seconds.
 
-    def __init__(self, source: str, flags: str = "") -> None:
-        self.source, self.flags = source, flags
+    The pattern is checked by Python's `re` (what it refuses is refused) and run by the `regex`
+    module, which reads the same syntax, avoids some catastrophic backtracking (``^(a+)+$``) and
+    can stop a search that runs too long: `re` can be stopped by nothing, and ``^(a|a)+$`` on
+    40 characters would take days."""
+
+    def __init__(self, source: str, flags: str = "", *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
+        self.source, self.flags, self.timeout_s = source, flags, timeout_s
         self.pattern = translate(source, flags)
+        self.bounded = bounded(self.pattern)
         self.sticky = "y" in flags
 
     def test(self, text: str) -> bool:
-        return bool(self.pattern.match(text) if self.sticky else self.pattern.search(text))
+        """Whether `text` matches; raises `RegexTimeoutError` past `timeout_s`."""
+        return search(self.bounded, text, self.timeout_s, sticky=self.sticky, shown=str(self)) is not None
 
     def __str__(self) -> str:
         return f"/{self.source}/{self.flags}"
+
+
+class RegexTimeoutError(UnscorableError):
+    """A regular expression ran past its time limit on a text (catastrophic backtracking)."""
+
+
+def bounded(pattern: re.Pattern[str]) -> regex.Pattern[str]:
+    """`pattern` (Python's `re`) compiled by the `regex` module, to run with a time limit."""
+    try:
+        flags = sum(theirs for ours, theirs in FLAG_BITS if pattern.flags & ours)
+        return regex.compile(pattern.pattern, flags)
+    except regex.error as error:
+        raise ValueError(f"the regex module cannot take {pattern.pattern!r}: {error}") from None
+
+
+def search(pattern: regex.Pattern[str], text: str, timeout_s: float, *, sticky: bool = False, full: bool = False,
+           shown: str = "") -> regex.Match[str] | None:
+    """`pattern`'s search (at the start only when `sticky`; the whole text when `full`) in `text`,
+    stopped after `timeout_s` seconds with a `RegexTimeoutError` that says so in one line."""
+    try:
+        if full:
+            return pattern.fullmatch(text, timeout=timeout_s)
+        return pattern.match(text, timeout=timeout_s) if sticky else pattern.search(text, timeout=timeout_s)
+    except TimeoutError:
+        raise RegexTimeoutError(f"{shown or pattern.pattern} ran past its {timeout_s:g} s limit on this text "
+                                f"({len(text)} characters; catastrophic backtracking?): not scored") from None
 
 
 def check_flags(flags: str) -> None:
@@ -173,4 +213,5 @@ def _class(source: str, i: int, unicode: bool) -> tuple[str, int]:
     return "".join(out) + "]", i + 1
 
 
-__all__ = ["FLAGS", "JsRegex", "check_flags", "translate"]
+__all__ = ["DEFAULT_TIMEOUT_S", "FLAGS", "JsRegex", "RegexTimeoutError", "bounded", "check_flags", "search",
+           "translate"]

@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+from localjudge.scorers import checks
 from localjudge.scorers.checks.js_regex import JsRegex
 
 
@@ -38,3 +39,34 @@ def test_matches_as_javascript(source: str, flags: str, text: str, expected: boo
 def test_refused_with_the_reason(source: str, flags: str, message: str) -> None:
     with pytest.raises(ValueError, match=re.escape(message)):
         JsRegex(source, flags)
+
+
+def test_catastrophic_backtracking_leaves_the_row_unscored() -> None:
+    """A pattern that backtracks without end on an output stops at its time limit: that row is
+    unscored with a one-line reason (Python's re would take days on ``^(a|a)+$`` and 40 a's)."""
+    scorer = checks.matches("^(a|a)+$", timeout_s=0.2)
+    result = scorer.run({"input": "", "output": "a" * 30 + "!"})
+    assert result.score is None and result.error_kind == "unscorable"
+    assert result.error == ("preprocess step: /^(a|a)+$/ ran past its 0.2 s limit on this text (31 characters; "
+                            "catastrophic backtracking?): not scored")
+    assert scorer.run({"input": "", "output": "aaa"}).score == 1.0  # the same check on a short output
+    python = checks.matches(re.compile("(a|a)+\\Z"), timeout_s=0.2).run({"input": "", "output": "a" * 30 + "!"})
+    assert python.score is None and "ran past its 0.2 s limit" in str(python.error)
+
+
+def test_nested_quantifiers_answer() -> None:
+    """``^(a+)+$`` on 30 a's and a ``!``: 43 s in Python's re; the regex module answers at once (no match)."""
+    assert checks.matches("^(a+)+$", timeout_s=0.5).run({"input": "", "output": "a" * 30 + "!"}).score == 0.0
+    assert checks.matches("^(a+)+$").run({"input": "", "output": "a" * 30}).score == 1.0
+
+
+@pytest.mark.parametrize("timeout_s", [0, -1, float("inf"), True, "2"])
+def test_time_limit_is_checked(timeout_s: object) -> None:
+    with pytest.raises(ValueError, match="timeout_s must be a positive number of seconds"):
+        checks.matches("a", timeout_s=timeout_s)  # type: ignore[arg-type]
+
+
+def test_default_limit_keeps_the_key() -> None:
+    """Results stored before the limit existed still resume: the default is not in the settings."""
+    assert "timeout_s" not in checks.matches("a").settings
+    assert checks.matches("a", timeout_s=5).prompt_hash != checks.matches("a").prompt_hash
