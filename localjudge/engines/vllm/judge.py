@@ -217,9 +217,9 @@ class VLLMJudge(chat_template.TemplatePrompts):
         if not enforce_eager and (os.environ.get("TORCHDYNAMO_DISABLE") == "1"
                                   or (fixed_schedule and _compile_off_here())):
             # vLLM compiles its model with torch.compile, which this variable turns off: its
-            # start-up would fail ("aot_compile is not supported"), and an engine core in this
-            # process whose compiled model runs with torch.compile off stops making progress
-            # (measured: steps that schedule nothing, forever); run eagerly instead.
+            # start-up would fail ("aot_compile is not supported"); run eagerly instead. An engine
+            # core in this process compiled with it on must also run with it on: turned off after
+            # the start, the vLLM tier's first run hung twice (rows running, none scheduled).
             log.warning("torch.compile is off (TORCHDYNAMO_DISABLE=1): starting vLLM with enforce_eager=True")
             enforce_eager = True
         import torch
