@@ -15,7 +15,9 @@ run (transient results are not stored).
 
 Ray is imported here only, inside functions: `import localjudge` and `localjudge.cluster` never
 load it. Nothing leaves the machine: usage stats off, no dashboard, `HF_HUB_OFFLINE=1` (and the
-other hubs' offline switches) in every actor.
+other hubs' offline switches) in every actor; a local cluster started here listens on 127.0.0.1
+only (`ray_session`). The actors' own output (an actor's traceback) goes to Ray's session logs,
+not the driver's terminal, unless this module logs at DEBUG (``localjudge --debug``).
 """
 
 from __future__ import annotations
@@ -132,6 +134,7 @@ def evaluate_on_ray(
                  gpus=gpus_per_judge, cpus=cpus_per_judge, retries=max_retries, env={**OFFLINE_ENV, **(env_vars or {})},
                  progress=progress)
         except ray.exceptions.RayError as error:  # the cause's own line, not Ray's pages of traceback
+            log.debug("the Ray run failed", exc_info=error)
             lines = [line.strip() for line in str(error).splitlines() if line.strip()]
             raise ClusterError(f"the Ray run failed: {lines[-1] if lines else type(error).__name__} "
                                "(Ray's logs have the rest)") from error
@@ -170,34 +173,86 @@ def _take(collector: Collector, rows: Sequence[tuple[int, Any]], names: Sequence
             progress(name, len(fresh))
 
 
+# A local cluster localjudge starts itself listens on the loopback address only. Ray 2.60 takes a
+# node's address from `services.get_node_ip_address`, which gives 127.0.0.1 only when
+# `ray_constants.ENABLE_RAY_CLUSTER` is off (read from this variable when ray is imported, in
+# every Ray process it starts); `_node_ip_address="127.0.0.1"` alone is turned back into the
+# machine's address (`resolve_ip_for_localhost`). A cluster the user names is theirs: untouched.
+LOCAL_ONLY_ENV = {"RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
+LOOPBACK = "127.0.0.1"
+# Without DEBUG, this driver does not print each retry of a task as it fails (an actor that cannot
+# start: its traceback once per retry, on stdout); the last failure still comes back as the error.
+QUIET_RETRIES_ENV = {"RAY_enable_output_error_log_if_still_retry": "0"}
+
+
 @contextmanager
 def ray_session(address: str | None = None) -> Iterator[Any]:
     """The `ray` module, connected: to the cluster Ray is already initialised with in this process
     (left running), else to `address` (None: the one Ray finds, or a new local one), shut down at
     the end. Usage stats off (`RAY_USAGE_STATS_ENABLED=0` while the session lasts, whatever it was
-    set to), no dashboard."""
+    set to), no dashboard. A new local cluster listens on 127.0.0.1 only (`LOCAL_ONLY_ENV`). The
+    actors' output reaches this process only when this module logs at DEBUG."""
     ray = _import_ray()
     if ray.is_initialized():
         yield ray
         return
-    saved = os.environ.get("RAY_USAGE_STATS_ENABLED")
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # forced, a user's =1 too: nothing leaves the machine
-    try:
-        ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING)
+    local, debug = _starts_local(ray, address), log.isEnabledFor(logging.DEBUG)
+    # Usage stats forced off, a user's =1 too: nothing leaves the machine.
+    with _environment({"RAY_USAGE_STATS_ENABLED": "0", **(LOCAL_ONLY_ENV if local else {}),
+                       **({} if debug else QUIET_RETRIES_ENV)}):
+        with _loopback_only(ray, local):
+            ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=debug,
+                     **({"_node_ip_address": LOOPBACK} if local else {}))
         try:
             yield ray
         finally:
             ray.shutdown()
+
+
+def _starts_local(ray: Any, address: str | None) -> bool:
+    """Whether `ray.init(address)` starts a new local cluster: no address (or ``"local"``) and none
+    Ray finds (``RAY_ADDRESS``, a cluster `ray start` left on this machine): Ray's own test."""
+    if address not in (None, "local"):
+        return False
+    return ray._private.services.canonicalize_bootstrap_address(address) is None
+
+
+@contextmanager
+def _environment(values: Mapping[str, str]) -> Iterator[None]:
+    """`values` in `os.environ` (Ray's processes inherit them) while the block runs; then as before."""
+    saved = {name: os.environ.get(name) for name in values}
+    os.environ.update(values)
+    try:
+        yield
     finally:
-        if saved is None:
-            os.environ.pop("RAY_USAGE_STATS_ENABLED", None)
-        else:
-            os.environ["RAY_USAGE_STATS_ENABLED"] = saved
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
+@contextmanager
+def _loopback_only(ray: Any, local: bool) -> Iterator[None]:
+    """Ray's `ENABLE_RAY_CLUSTER` off in this process while a local cluster starts (ray was imported
+    before `LOCAL_ONLY_ENV` was set), so its node address is 127.0.0.1; as before after."""
+    if not local:
+        yield
+        return
+    ray_constants = ray._private.ray_constants
+    saved = ray_constants.ENABLE_RAY_CLUSTER
+    ray_constants.ENABLE_RAY_CLUSTER = False
+    try:
+        yield
+    finally:
+        ray_constants.ENABLE_RAY_CLUSTER = saved
 
 
 def _import_ray() -> Any:
     try:
         import ray
+        import ray._private.ray_constants  # noqa: F401 - read by `ray_session` (ray itself loads both)
+        import ray._private.services  # noqa: F401
         import ray.data  # noqa: F401 - Ray Data is the extra's, not plain ray's
     except ImportError:
         raise RayMissingError(RAY_MISSING) from None
@@ -225,22 +280,50 @@ class _Pool:
         for name, value in _CONTEXT.items():
             setattr(context, name, value)
         try:
-            dataset = self.ray.data.from_items([{"batch": item} for item in items], override_num_blocks=len(items))
-            with warnings.catch_warnings():  # max_restarts and max_task_retries have no named parameter in 2.60
-                warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
-                mapped = dataset.map_batches(
-                    JudgeActor, batch_size=1, batch_format="numpy",
-                    compute=self.ray.data.ActorPoolStrategy(size=self.judges, max_tasks_in_flight_per_actor=1),
-                    fn_constructor_args=(self.judge, self.factory, [self.done_ref]),
-                    num_cpus=self.cpus, num_gpus=self.gpus or None, runtime_env={"env_vars": self.env},
-                    max_restarts=-1, max_task_retries=self.retries,
-                )
-            for batch in mapped.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=0):
-                for blob in batch["batch"]:
-                    yield pickle.loads(blob)  # noqa: S301 - our own actors' answer
+            with _ray_data_errors_to_its_log():  # the error comes back to the caller: one line
+                dataset = self.ray.data.from_items([{"batch": item} for item in items], override_num_blocks=len(items))
+                with warnings.catch_warnings():  # max_restarts and max_task_retries have no named parameter in 2.60
+                    warnings.filterwarnings("ignore", message="`ray_remote_args` is deprecated")
+                    mapped = dataset.map_batches(
+                        JudgeActor, batch_size=1, batch_format="numpy",
+                        compute=self.ray.data.ActorPoolStrategy(size=self.judges, max_tasks_in_flight_per_actor=1),
+                        fn_constructor_args=(self.judge, self.factory, [self.done_ref]),
+                        num_cpus=self.cpus, num_gpus=self.gpus or None, runtime_env={"env_vars": self.env},
+                        max_restarts=-1, max_task_retries=self.retries,
+                    )
+                for batch in mapped.iter_batches(batch_size=None, batch_format="numpy", prefetch_batches=0):
+                    for blob in batch["batch"]:
+                        yield pickle.loads(blob)  # noqa: S301 - our own actors' answer
         finally:
             for name, value in saved.items():
                 setattr(context, name, value)
+
+
+class _NoErrors(logging.Filter):
+    """Lets through records below ERROR only."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.levelno < logging.ERROR
+
+
+@contextmanager
+def _ray_data_errors_to_its_log() -> Iterator[None]:
+    """Ray Data's errors kept off the terminal while a run lasts (unless this module logs at DEBUG):
+    an actor that cannot start is logged by Ray Data with a whole traceback (~160 lines) on its
+    console handler, before it reaches the driver as the error `evaluate_on_ray` states in one
+    line. Its file handler (``ray-data.log`` in the session's logs) still gets every record."""
+    if log.isEnabledFor(logging.DEBUG):
+        yield
+        return
+    consoles = [h for h in logging.getLogger("ray.data").handlers if isinstance(h, logging.StreamHandler)]
+    quiet = _NoErrors()
+    for handler in consoles:
+        handler.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for handler in consoles:
+            handler.removeFilter(quiet)
 
 
 # Ray Data's settings for a run, restored after it: a batch whose actor died every time is dropped
