@@ -28,9 +28,9 @@ from localjudge.mastra_store import (
     Selection,
     Store,
     StoreError,
+    check_store,
     judged_results,
     open_store,
-    preflight,
     read_agent_runs,
     read_experiment_runs,
     scorer_id,
@@ -78,7 +78,7 @@ def run_mastra_score(args: argparse.Namespace) -> int:
         raise CliError(str(error)) from None
     try:
         tables = (EXPERIMENTS, EXPERIMENT_RESULTS, SPANS, SCORES) if args.mastra_experiment else (SPANS, SCORES)
-        columns = preflight(store, tables)  # before the model loads: the schema, the score table's key, a write
+        columns = check_store(store, tables)  # before the model loads: the schema, the score table's key, a write
         runs = read_experiment_runs(store, args.mastra_experiment)[:args.limit] if args.mastra_experiment \
             else read_agent_runs(store, selection)
         if not runs:

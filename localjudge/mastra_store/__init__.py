@@ -2,18 +2,18 @@
 experiment's results) read into runs localjudge scores, and the scores written back as Mastra score
 rows.
 
-`connection` (a LibSQL/SQLite file or PostgreSQL, `postgres`, behind one small interface; psycopg
-imported only for a postgresql:// URL), `cells` (the one rule every stored cell is read by: a bad
-cell costs its run, never the store), `jsonb` (SQLite's binary JSON, as LibSQL stores it),
-`schema` (the columns needed, checked against the database's own schema), `preflight` (what is
-checked before any model loads: the schema, the score table's key, a rolled-back write), `spans`
-(one agent run's spans -> a run), `reader` (selecting and reading runs, experiments), `scores`
-(results -> score rows).
+`connection` (opening a LibSQL/SQLite file, `sqlite`, or PostgreSQL, `postgres`, behind one
+small interface, `interface`; psycopg imported only for a postgresql:// URL), `cells` (the one rule
+every stored cell is read by: a bad cell costs its run, never the store), `jsonb` (SQLite's binary
+JSON, as LibSQL stores it), `schema` (the columns needed, checked against the database's own
+schema), `preflight` (`check_store`: what is checked before any model loads: the schema, the
+score table's key, a rolled-back write), `spans` (one agent run's spans -> a run), `reader`
+(selecting and reading runs, experiments), `scores` (results -> score rows).
 Nothing is written but score rows, in `mastra_scorers`.
 """
 
 from localjudge.mastra_store.connection import Store, StoreError, open_store, opened
-from localjudge.mastra_store.preflight import preflight
+from localjudge.mastra_store.preflight import check_store
 from localjudge.mastra_store.reader import (
     UNREADABLE,
     Selection,
@@ -37,11 +37,11 @@ __all__ = [
     "StoreError",
     "UNREADABLE",
     "check_columns",
+    "check_store",
     "check_tables",
     "judged_results",
     "open_store",
     "opened",
-    "preflight",
     "read_agent_runs",
     "read_experiment_runs",
     "sampled",

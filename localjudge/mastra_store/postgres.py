@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from localjudge.mastra_store.cells import postgres_json, read_row
-from localjudge.mastra_store.connection import LOCK_RETRIES, LOCK_SECONDS, StoreError, insert_sql, retry_pause
+from localjudge.mastra_store.interface import LOCK_RETRIES, LOCK_SECONDS, StoreError, insert_sql, retry_pause
 
 T = TypeVar("T")
 

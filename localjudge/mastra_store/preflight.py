@@ -21,7 +21,7 @@ PROBE_VALUES: dict[str, Any] = {"text": PROBE_ID, "json": {"localjudge": "probe"
                                 "time": "2000-01-01T00:00:00.000Z"}
 
 
-def preflight(store: Store, tables: tuple[str, ...]) -> dict[str, dict[str, str]]:
+def check_store(store: Store, tables: tuple[str, ...]) -> dict[str, dict[str, str]]:
     """Each table's columns (as `check_tables`), after checking that the score table can be written.
 
     Raises:
