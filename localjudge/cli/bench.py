@@ -70,6 +70,7 @@ class _Bars:
 
 def run_bench_command(args: argparse.Namespace, judge: Judge | None = None) -> int:
     """Run `localjudge bench`; `judge` replaces the model given by --model (tests pass a fake)."""
+    shared.load_modules(getattr(args, "scorer_module", None) or [])  # before any scorer name is read
     scorers = _names(args.scorer)
     if args.data:
         if args.benchmark:
@@ -125,6 +126,7 @@ def add_bench_parser(sub: Any) -> None:
     parser.add_argument("--batch-size", type=int, default=8, help="rows per judge call (default: 8)")
     shared.add_mode_flag(parser)
     add_scorer_option_flag(parser)
+    shared.add_scorer_module_flag(parser)
     parser.add_argument("--out-dir", default="bench-results", metavar="DIR", help="default: bench-results")
     parser.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default: 1000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")

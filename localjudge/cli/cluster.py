@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from localjudge.cli.shared import Bars, CliError, ScorerOptions, engine_options
+from localjudge.cli.shared import Bars, CliError, ScorerOptions, engine_options, load_modules
 from localjudge.cluster import ClusterError, JudgeSpec, RayMissingError, ScorerSpec, evaluate_on_ray
 from localjudge.evaluation import Columns, Evaluation, ResultStore
 
@@ -60,7 +60,8 @@ def score_on_ray(args: argparse.Namespace, names: list[str], options: ScorerOpti
     if judge is not None:
         judge.check()  # a bad model path: one line, before Ray starts
     store = ResultStore(f"{args.out}.progress") if args.out and not args.no_resume else None
-    specs = [ScorerSpec(name, args.scale, args.mode, options.get(name, {}), args.compat) for name in names]
+    modules = load_modules(getattr(args, "scorer_module", None) or [])  # loaded already: as each actor loads them
+    specs = [ScorerSpec(name, args.scale, args.mode, options.get(name, {}), args.compat, modules) for name in names]
     judges = args.judges or 1
     print(f"judge: {judge.model if judge else 'none'} ({args.engine}) in {judges} Ray actor(s)" if judge
           else "judge: none (every scorer is model-free)", file=sys.stderr)

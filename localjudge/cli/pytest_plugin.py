@@ -13,6 +13,9 @@ imported by the `judge` fixture, the first time a test asks for it.
 - `assert_score`, `assert_scores`, `assert_result`: fail with the score, the bound, the claims,
   each verdict with its reason, the reason and the judge's identity. An unscored run always fails.
 - `scored`: many runs in one `run_batch` (one judge call per judge step for all of them).
+- ``--localjudge-scorer-module MODULE_OR_FILE`` (repeatable): your own scorer modules, imported
+  before the tests, so `build_scorer` knows the names they register; an installed entry point of
+  the group ``localjudge.scorers`` needs nothing (see docs/writing-scorers.md).
 - ``localjudge_compat``: session fixture, ``--localjudge-compat`` (``localjudge``, the default, or
   ``mastra``): pass it on, ``build_scorer(name, judge, compat=localjudge_compat)``, to run a suite
   on Mastra 1.10.2's numbers (docs/mastra-parity.md).
@@ -35,6 +38,7 @@ from localjudge.engines import ENGINES, EngineOptionError, load_judge
 from localjudge.engines.server import KINDS, ServerError
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
+from localjudge.scorers import load_scorer_modules
 from localjudge.scoring import COMPATS, Scorer
 
 ENV_MODEL = "LOCALJUDGE_MODEL"
@@ -65,9 +69,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--localjudge-compat", metavar="COMPAT", default="localjudge", choices=COMPATS,
                     help="the `localjudge_compat` fixture: localjudge (the default) or mastra (Mastra 1.10.2's "
                          "numbers, for scorers built with compat=localjudge_compat)")
+    group.addoption("--localjudge-scorer-module", metavar="MODULE_OR_FILE", action="append", default=[],
+                    help="import your own scorers before the tests, repeatable: a .py file or a module name whose "
+                         "register_scorer calls make them known to build_scorer (runs that code: your choice)")
     for name, metavar, kind, text in SERVER_OPTIONS:
         group.addoption(f"--localjudge-{name.replace('_', '-')}", metavar=metavar, type=kind, default=None,
                         help=text, choices=KINDS if name == "server_kind" else None)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """``--localjudge-scorer-module``: the user's scorer modules, imported before any test runs; one
+    that cannot be imported or registers nothing stops the run with one line."""
+    try:
+        load_scorer_modules(config.getoption("localjudge_scorer_module", default=None) or [])
+    except ValueError as error:
+        raise pytest.UsageError(f"--localjudge-scorer-module: {error}") from None
 
 
 @pytest.fixture(scope="session")

@@ -209,6 +209,7 @@ def add_score_parser(sub: Any) -> None:
     shared.add_mode_flag(score)
     shared.add_compat_flag(score)
     add_scorer_option_flag(score)
+    shared.add_scorer_module_flag(score)
     score.add_argument("--limit", type=int, default=None, help="score only the first N rows")
     score.add_argument("--no-resume", action="store_true",
                        help="do not read or write OUT.progress/ (a data-parallel run exchanges its ranks' rows "

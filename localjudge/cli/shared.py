@@ -16,7 +16,14 @@ from localjudge.engines import ENGINES, FLAGS, EngineOptionError, check_engine, 
 from localjudge.engines.server import KINDS
 from localjudge.evaluation import Columns, ScorerSummary
 from localjudge.judge import FakeJudge, Judge
-from localjudge.scorers import MODES, build_scorer, get_scorer_factory, needs_judge, scorer_options
+from localjudge.scorers import (
+    MODES,
+    build_scorer,
+    get_scorer_factory,
+    load_scorer_modules,
+    needs_judge,
+    scorer_options,
+)
 from localjudge.scoring import COMPATS, Scorer, check_scale
 
 
@@ -232,6 +239,22 @@ def add_scorer_option_flag(parser: argparse.ArgumentParser) -> None:
                              "VALUE is JSON when it parses as JSON, else text; @FILE reads the JSON from FILE")
 
 
+def add_scorer_module_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--scorer-module", action="append", default=[], metavar="MODULE_OR_FILE",
+                        help="import your own scorers first, repeatable: a .py file or a module name importable here, "
+                             "whose register_scorer calls name them for --scorer (runs that code: your choice)")
+
+
+def load_modules(specs: Sequence[str], where: str = "") -> tuple[str, ...]:
+    """Import the user's scorer modules (`load_scorer_modules`) before any scorer name is read.
+    Returns them as a Ray actor imports them again (`ScorerSpec.modules`): a file by its absolute
+    path, a module by its name. A module that fails to import or registers nothing: one line."""
+    try:
+        return load_scorer_modules(specs)
+    except ValueError as error:
+        raise CliError(f"{where}: {error}" if where else str(error)) from error
+
+
 def option_value(text: str, where: str) -> Any:
     """A flag's VALUE: the JSON it holds (a list, a number, true), else the text as is;
     ``@FILE``: the JSON in FILE (a literal leading ``@`` is written as the JSON string ``'"@..."'``)."""
@@ -292,6 +315,7 @@ def score_scorers(args: argparse.Namespace) -> tuple[list[str], ScorerOptions, b
     """`score`'s --scorer list and its options, checked before any model loads (as `check_scorers`,
     then the number flags), and whether any of them asks a judge: code scorers and checks alone
     need no model, so no --model."""
+    load_modules(getattr(args, "scorer_module", None) or [])
     names = parse_scorers(args.scorer)
     options = parse_scorer_options(args.scorer_option, names)
     check_scorers([(name, args.scale, args.mode) for name in names], options, compat=args.compat)

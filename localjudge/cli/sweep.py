@@ -29,7 +29,9 @@ A dataset entry may set `input_col`, `output_col`, `context_col`, `id_col`, `lim
 mode, options}`; `scorer_options` gives a scorer's options by its name (the keywords of its
 factory, as `--scorer-option`), for every entry of that scorer, and an entry's own `options`
 override them. Every cell is resumable (`<out_dir>/<model>/<dataset>/<scorer>.jsonl`, or
-`<scorer>-<mode>.jsonl` for a direct mode, plus its `.progress/` log). `compat: mastra` (top level,
+`<scorer>-<mode>.jsonl` for a direct mode, plus its `.progress/` log). `scorer_modules` lists
+your own scorer modules (``.py`` files or module names, as `localjudge score --scorer-module`),
+imported before any scorer name is read (it runs that code). `compat: mastra` (top level,
 or an entry's own `compat`) scores as `localjudge score --compat mastra` does. Entries of one scorer and
 mode (two rubrics) get a file each, named by what differs (`rubric-criteria-1a2b3c4d.jsonl`,
 `toxicity-scale-10.jsonl`). Two cells that would still write one file (the same entry twice, two
@@ -60,7 +62,7 @@ from localjudge.cli.shared import Bars, check_scorers, check_threads, markdown_t
 from localjudge.cluster import JudgeSpec, ScorerSpec, ray_session
 from localjudge.engines import OPTIONS, check_engine, load_judge
 from localjudge.evaluation import Columns, ResultStore, evaluate, read_table, write_table
-from localjudge.scorers import build_scorer
+from localjudge.scorers import build_scorer, load_scorer_modules
 from localjudge.scoring import check_compat
 
 MODEL_KEYS = {"name", "path", "engine", "threads"} | set().union(*OPTIONS.values())
@@ -115,6 +117,13 @@ def load_config(path: str | Path) -> dict[str, Any]:
             check_compat(holder.get("compat", "localjudge"))
         except ValueError as error:
             raise ValueError(f"{p}: {where}: {error}") from None
+    modules = config.setdefault("scorer_modules", [])
+    if not isinstance(modules, list) or not all(isinstance(m, str) and m for m in modules):
+        raise ValueError(f"{p}: 'scorer_modules' must be a list of .py files or module names (as --scorer-module)")
+    try:  # the user's own scorers, before any name is read: the files as each Ray actor imports them again
+        config["scorer_modules"] = list(load_scorer_modules(modules))
+    except ValueError as error:
+        raise ValueError(f"{p}: scorer_modules: {error}") from None
     options = config.setdefault("scorer_options", {})
     names = [_scorer_spec(e)[0] for e in config["scorers"]]
     if not isinstance(options, dict) or not all(isinstance(o, dict) for o in options.values()):
@@ -313,7 +322,8 @@ def _cells(args: argparse.Namespace, config: dict[str, Any], entries: list[Score
                     batch_size = int(data.get("batch_size", config.get("batch_size", 8)))
                     store = ResultStore(f"{out}.progress")
                     if on_ray is not None:  # the cell's actors load the judge
-                        spec = ScorerSpec(entry.name, entry.scale, entry.mode, entry.options, entry.compat)
+                        spec = ScorerSpec(entry.name, entry.scale, entry.mode, entry.options, entry.compat,
+                                          tuple(config["scorer_modules"]))
                         result = sweep_cell_on_ray(on_ray, _judge_spec(model), dataset, spec, columns=columns,
                                                    batch_size=batch_size, store=store, progress=bars)
                     else:

@@ -27,7 +27,7 @@ from localjudge.evaluation import result_from_dict as stored_result
 from localjudge.judge import Judge
 from localjudge.result import TRANSIENT_ERRORS, ScoreResult
 from localjudge.samples import run_id_of
-from localjudge.scorers import build_scorer
+from localjudge.scorers import build_scorer, load_scorer_modules
 from localjudge.scoring import Scorer
 
 WINDOW_BATCHES = 16  # as `evaluate`: rows are length-sorted within windows of this many batches
@@ -64,13 +64,17 @@ class JudgeSpec:
 
 @dataclass(frozen=True)
 class ScorerSpec:
-    """One scorer by name, as `localjudge score --scorer` and a sweep's entries give it."""
+    """One scorer by name, as `localjudge score --scorer` and a sweep's entries give it. `modules`:
+    the user's scorer modules each actor imports before it builds the scorer (`load_scorer_modules`:
+    a ``.py`` file by its absolute path, the same on every node, or an importable module's name), so
+    a scorer registered outside the package is known there too."""
 
     name: str
     scale: float = 1.0
     mode: str = "pipeline"
     options: Mapping[str, Any] = field(default_factory=dict)
     compat: str = "localjudge"  # "mastra": Mastra 1.10.2's numbers (see `localjudge.scoring.compat`)
+    modules: tuple[str, ...] = ()
 
 
 ScorerFactory = Callable[[Judge | None], Sequence[Scorer]]  # an actor's judge -> its scorers
@@ -78,6 +82,7 @@ JudgeSource = JudgeSpec | Callable[[], Judge] | None  # a spec, a picklable func
 
 
 def build_specs(specs: Sequence[ScorerSpec], judge: Judge | None) -> list[Scorer]:
+    load_scorer_modules(list(dict.fromkeys(module for s in specs for module in s.modules)))  # in the actor's process
     return [build_scorer(s.name, judge, scale=s.scale, mode=s.mode, options=dict(s.options), compat=s.compat)
             for s in specs]
 

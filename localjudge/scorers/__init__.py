@@ -1,8 +1,10 @@
 """The scorers, one file each, and the registry that names them for the CLI, `bench` and sweeps.
 
 A new scorer is one file here plus one line in `SCORERS` (or, from outside the package, one
-`register_scorer` call): everything else (CLI flags, benchmarks, baselines, reports) reads the
-scorer's own facts (`positive`, `higher_is_better`, `shown_fields`, `needs_context`).
+`register_scorer` call, in a module the CLI imports by `--scorer-module`, or an installed entry
+point of the group ``localjudge.scorers``: `localjudge.scorers.discovery`): everything else (CLI
+flags, benchmarks, baselines, reports) reads the scorer's own facts (`positive`, `higher_is_better`,
+`shown_fields`, `needs_context`).
 
 Mastra's code scorers and checks (`CODE_SCORERS`: completeness, keyword coverage, the checks...)
 are registered beside the judge scorers; they have no judge step, so `build_scorer` takes
@@ -12,8 +14,9 @@ are registered beside the judge scorers; they have no judge step, so `build_scor
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from localjudge.judge import Judge
@@ -33,6 +36,13 @@ from localjudge.scorers.context_precision import context_precision_scorer
 from localjudge.scorers.context_recall import context_recall_scorer
 from localjudge.scorers.context_relevance import context_relevance_scorer
 from localjudge.scorers.direct import MODES, check_mode
+from localjudge.scorers.discovery import (
+    ENTRY_POINT_GROUP,
+    entry_point_factory,
+    entry_point_names,
+    import_scorer_module,
+    is_path,
+)
 from localjudge.scorers.faithfulness import faithfulness_scorer
 from localjudge.scorers.hallucination import hallucination_scorer
 from localjudge.scorers.keyword_coverage import keyword_coverage_scorer
@@ -92,11 +102,31 @@ def register_scorer(name: str, factory: Callable[..., Scorer]) -> None:
 
 
 def get_scorer_factory(name: str) -> Callable[..., Scorer]:
-    """The factory registered under `name`; a clear error for unknown names."""
-    try:
+    """The factory registered under `name`, else the installed entry point of that name (group
+    ``localjudge.scorers``, loaded and registered now); a clear error for unknown names."""
+    if name in SCORERS:
         return SCORERS[name]
-    except KeyError:
-        raise ValueError(f"unknown scorer {name!r}; known scorers: {', '.join(sorted(SCORERS))}") from None
+    factory = entry_point_factory(name)
+    if factory is None:
+        known = ", ".join(sorted({*SCORERS, *entry_point_names()}))
+        raise ValueError(f"unknown scorer {name!r}; known scorers: {known} (your own: the CLI's --scorer-module "
+                         "FILE.py imports the module that registers it; docs/writing-scorers.md)")
+    SCORERS[name] = factory
+    return factory
+
+
+def load_scorer_modules(specs: Sequence[str]) -> tuple[str, ...]:
+    """Import each scorer module of `specs` (a dotted module name or a ``.py`` path: the user's own
+    code, run by the user's choice) so the scorers it registers with `register_scorer` are known.
+    One that cannot be imported, or registers nothing, is a one-line `ValueError`.
+
+    Returns:
+        The specs as another process (a Ray actor) imports them again: a file by its absolute
+        path, a module by its name.
+    """
+    for spec in specs:
+        import_scorer_module(spec, SCORERS)
+    return tuple(str(Path(spec).expanduser().resolve()) if is_path(spec) else spec for spec in specs)
 
 
 # Parameters every factory shares: passed by `build_scorer` itself, never as options.
@@ -194,12 +224,12 @@ def _build(name: str, factory: Callable[..., Scorer], judge: Judge | None, scale
             from error
 
 
-__all__ = ["CODE_SCORERS", "MODES", "SCORERS", "WORDS_PER_CLAIM", "CodeScorer", "answer_relevancy_scorer",
-           "answer_similarity_scorer", "bias_scorer", "build_scorer", "check_options", "checks",
-           "code_tool_call_accuracy_scorer", "code_trajectory_accuracy_scorer", "code_trajectory_scorer",
+__all__ = ["CODE_SCORERS", "ENTRY_POINT_GROUP", "MODES", "SCORERS", "WORDS_PER_CLAIM", "CodeScorer",
+           "answer_relevancy_scorer", "answer_similarity_scorer", "bias_scorer", "build_scorer", "check_options",
+           "checks", "code_tool_call_accuracy_scorer", "code_trajectory_accuracy_scorer", "code_trajectory_scorer",
            "completeness_scorer", "content_similarity_scorer", "context_precision_scorer", "context_recall_scorer",
            "context_relevance_scorer", "faithfulness_scorer", "get_scorer_factory", "hallucination_scorer",
-           "keyword_coverage_scorer", "multi_turn_judge_scorer", "needs_judge", "noise_sensitivity_scorer",
-           "prompt_alignment_scorer", "register_scorer", "rubric_scorer", "scorer_options", "summarization_scorer",
-           "textual_difference_scorer", "tone_scorer", "tool_call_accuracy_scorer", "toxicity_scorer",
-           "trajectory_accuracy_scorer", "uses_judge"]
+           "keyword_coverage_scorer", "load_scorer_modules", "multi_turn_judge_scorer", "needs_judge",
+           "noise_sensitivity_scorer", "prompt_alignment_scorer", "register_scorer", "rubric_scorer",
+           "scorer_options", "summarization_scorer", "textual_difference_scorer", "tone_scorer",
+           "tool_call_accuracy_scorer", "toxicity_scorer", "trajectory_accuracy_scorer", "uses_judge"]
