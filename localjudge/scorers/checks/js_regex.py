@@ -29,7 +29,7 @@ import re
 import regex
 
 from localjudge.scorers.js_strings import JS_SPACE, JS_SPACE_CHARS
-from localjudge.scoring.steps import UnscorableError
+from localjudge.scoring import UnscorableError
 
 FLAGS = "dgimsuyv"
 DIGIT, WORD = "0-9", "A-Za-z0-9_"
