@@ -23,6 +23,7 @@ from localjudge.scorers.claims import Claims, claim_cap
 from localjudge.scorers.faithfulness import FaithfulnessVerdict
 from localjudge.scorers.hallucination import HallucinationVerdict
 from localjudge.scorers.toxicity import ToxicityVerdicts, statements_of
+from tests import machine
 from tests.fakes import HALLUCINATION_WORDS
 from tests.model.conftest import SharedRun
 from tests.scorer_options import JUDGED_MODES, OPTIONS
@@ -145,4 +146,4 @@ def test_one_row_again_alone_gives_the_same_result(shared_run: SharedRun, name: 
     index = next((i for i, r in enumerate(results) if judged(r)),
                  next(i for i, r in enumerate(results) if r.error_kind != "invalid_run"))
     (again,) = shared_run.scorers[name, mode].run_batch([shared_run.rows[index]])
-    assert again.to_dict() == results[index].to_dict()
+    assert again.to_dict() == results[index].to_dict(), f"batched differs from one by one in float32 on {machine.cpu()}"
