@@ -18,10 +18,11 @@ What stays localjudge's own, as on the in-process engines:
   not JSON or holds a value that is none (`values`), comes back unscored (``judge_failed``)
   with the error.
 - **Several servers** (data parallel, one per GPU say): each takes rows from one shared queue,
-  `concurrency` at a time. A server that refuses connections stops taking rows: the rows it held
-  come back unscored with the error, the rest go to the others. Before the rows left are given
-  up, and at each later call, it is asked once whether it is back. With every server gone, the
-  rows left are unscored. Resume judges them later.
+  `concurrency` at a time. A server that refuses connections stops taking rows: a row it
+  refused goes back to the queue once (for another server, or for it once back), the rows it
+  held when it died come back unscored with the error, the rest go to the others. Before the
+  rows left are given up, and at each later call, it is asked once whether it is back. With
+  every server gone, the rows left are unscored. Resume judges them later.
 
 Greedy (temperature 0, seed 0). The identity names the served model, the server's kind,
 version and context length and its host (every host, with several), so resume rescores when the
@@ -34,6 +35,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections import deque
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -179,15 +181,22 @@ class ServerJudge(chat_template.TemplatePrompts):
         if not rows:
             return []
         results: list[Generation | None] = [None] * len(rows)
-        queue = iter(range(len(rows)))  # handed out under the lock
+        queue = deque(range(len(rows)))  # handed out under the lock
+        put_back: set[int] = set()  # rows whose server refused the connection: sent again once, elsewhere or later
 
         def work(server: int) -> None:
             while server not in self._down:
                 with self._lock:
-                    k = next(queue, None)
-                if k is None:
-                    return
-                results[k] = self._row(server, rows[k], max_new_tokens)
+                    if not queue:
+                        return
+                    k = queue.popleft()
+                found, refused = self._row(server, rows[k], max_new_tokens)
+                with self._lock:
+                    if refused and k not in put_back:
+                        put_back.add(k)
+                        queue.appendleft(k)
+                        continue
+                results[k] = found
 
         self._recheck()
         while live := [s for s in range(len(self.clients)) if s not in self._down]:
@@ -217,13 +226,15 @@ class ServerJudge(chat_template.TemplatePrompts):
             self._schemas[schema] = (spec, literal_fields(spec))
         return self._schemas[schema]
 
-    def _row(self, server: int, row: Row, max_new_tokens: int) -> Generation:
+    def _row(self, server: int, row: Row, max_new_tokens: int) -> tuple[Generation, bool]:
+        """The row's generation on `server`, and whether the server refused the connection (it is
+        then taken out, and the row can go to another)."""
         prompt, spec, fields = row
         client = self.clients[server]
         if self.tokenizer is not None and self.context_window is not None:
             unfit = too_long(len(prompt), max_new_tokens, self.context_window)
             if unfit is not None:
-                return unfit
+                return unfit, False
         path, body = request(self.kind, self.served_model, prompt, spec, max_tokens=max_new_tokens,
                              logprobs=bool(fields))
         try:
@@ -232,18 +243,19 @@ class ServerJudge(chat_template.TemplatePrompts):
         except ServerError as error:
             if error.status == 400 and "context length" in str(error).lower():
                 return Generation("", error=f"{TOO_LONG} (the server at {client.host}: {error})",
-                                  error_kind="too_long")
+                                  error_kind="too_long"), False
             if error.unreachable:
                 with self._lock:
                     if server not in self._down:
                         log.warning("the server at %s refuses connections (%s): it takes no more rows until it "
                                     "answers again", client.host, error)
                     self._down.setdefault(server, str(error))
-            return Generation("", error=f"the server at {client.host}: {error}", error_kind="judge_failed")
+            return Generation("", error=f"the server at {client.host}: {error}",
+                              error_kind="judge_failed"), error.unreachable
         except (KeyError, IndexError, TypeError, AttributeError, ValueError, ArithmeticError) as error:
             said = printable(client.redact(f"{type(error).__name__}: {error}"), 300)
             return Generation("", error=f"the server at {client.host} gave an unexpected reply ({said})",
-                              error_kind="judge_failed")
+                              error_kind="judge_failed"), False
         if probs is None:
             probs = ()
             with self._lock:
@@ -253,7 +265,7 @@ class ServerJudge(chat_template.TemplatePrompts):
                                 client.host)
                 self._warned_logprobs = True
         return Generation(answer.text, finished=answer.finish_reason != "length", new_tokens=answer.new_tokens,
-                          label_probs=probs)
+                          label_probs=probs), False
 
 
 def _agreed(clients: Sequence[Client], shown: Sequence[tuple[Any, ...]]) -> tuple[str, str, str, int | None]:

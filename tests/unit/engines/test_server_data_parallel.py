@@ -66,7 +66,7 @@ def test_a_server_dying_mid_call_loses_only_the_rows_it_held(servers: list[FakeS
     dying.answer = lambda path, body: _die(dying)  # its first request kills it
     out = judge.generate(prompts(12), [Verdict] * 12, max_new_tokens=16)
     lost = [g for g in out if g.error is not None]
-    assert 1 <= len(lost) <= 2, [g.error for g in out]  # at most the rows in flight there
+    assert len(lost) <= 2, [g.error for g in out]  # at most the rows in flight there (a refused row goes to live)
     assert all(g.error_kind == "judge_failed" and dying.url.split("/")[2] in (g.error or "") for g in lost)
     assert [g.text for g in out if g.error is None] == [ANSWER] * (12 - len(lost))
     assert len(live.posts()) == 12 - len(lost)
@@ -88,7 +88,7 @@ def test_a_dead_server_takes_rows_again_once_it_answers(servers: list[FakeServer
     b.shutdown()
     b.server_close()
     first = judge.generate(prompts(6), [Verdict] * 6, max_new_tokens=16)
-    assert sum(g.error is None for g in first) == 5  # one row lost to b, then it was taken out
+    assert sum(g.error is None for g in first) == 6  # b refused its row, then was taken out: a judged it
     assert judge.generate(prompts(2), [Verdict] * 2, max_new_tokens=16)[0].error is None  # b still down: skipped
     with serving(port) as back:  # b restarted on its port
         out = judge.generate(prompts(6), [Verdict] * 6, max_new_tokens=16)

@@ -113,21 +113,26 @@ def test_a_cut_off_reply_costs_its_row_not_the_batch(server: FakeServer) -> None
     assert judge.generate(*rows("once"), max_new_tokens=16)[0].text == ANSWER
 
 
-def test_a_server_that_refused_once_is_asked_again_before_the_rows_are_given_up(server: FakeServer) -> None:
+@pytest.mark.parametrize("refusals", [1, 2])
+def test_a_server_that_refused_is_asked_again_before_the_rows_are_given_up(server: FakeServer,
+                                                                          refusals: int) -> None:
     judge = judge_on(server, concurrency=1, retries=0)
     post = judge.clients[0].post
-    refused = iter([True])
+    refused = iter([True] * refusals)
 
     def flaky(path: str, body: dict[str, Any], **options: Any) -> Any:
-        if next(refused, False):  # the server restarting: its first connection refused
+        if next(refused, False):  # the server restarting: its connections refused for a while
             raise ServerError("cannot reach 127.0.0.1: [Errno 111] Connection refused", retryable=True,
                               unreachable=True)
         return post(path, body, **options)
 
     judge.clients[0].post = flaky  # type: ignore[method-assign]
     out = judge.generate(*rows(*(f"row {i}" for i in range(8))), max_new_tokens=16)
-    assert out[0].error_kind == "judge_failed" and "Connection refused" in (out[0].error or "")
     assert [g.text for g in out[1:]] == [ANSWER] * 7, [g.error for g in out]
+    if refusals == 1:  # the refused row went back to the queue once, and was judged
+        assert out[0].text == ANSWER and len(server.posts()) == 8
+    else:  # refused again: unscored, not sent a third time
+        assert out[0].error_kind == "judge_failed" and "Connection refused" in (out[0].error or "")
 
 
 # --- one deadline per attempt -------------------------------------------------------------------
