@@ -99,7 +99,8 @@ class ServerJudge(chat_template.TemplatePrompts):
         api_key_env: The environment variable holding the server's API key (sent as a Bearer
             header; never stored in the identity, logs, errors or results). One key for all.
         concurrency: Requests in flight at once, per server (the server batches them).
-        request_timeout: Seconds one request may take before it is retried (then unscored).
+        request_timeout: Seconds one attempt of a request may take, whole (connecting, sending,
+            reading the reply), before it is retried (then unscored).
         tokenizer: The model's tokenizer folder (or a loaded tokenizer): prompts are then
             rendered by localjudge and sent as token ids. Only for servers that take them.
         server_kind: One of `dialects.KINDS`; default: detected from the server's pages.
