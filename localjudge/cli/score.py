@@ -71,7 +71,8 @@ def run_score(args: argparse.Namespace) -> int:
     lock = hold_run(logs, f"--out {args.out}", world) if logs else None
     try:
         if args.ray is not None:
-            return report(args, score_on_ray(args, names, options, dataset, columns, judged), names)
+            return report(args, score_on_ray(args, names, options, dataset, columns, judged), names, options,
+                          judged)
         return _score(args, names, options, dataset, columns, rank, world, judged)
     finally:
         if lock is not None:
@@ -114,18 +115,40 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
         result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store)
         if args.no_resume:
             shutil.rmtree(scratch_dir(args.out), ignore_errors=True)
-    return report(args, result, names)
+    return report(args, result, names, options, judged)
 
 
-def report(args: argparse.Namespace, result: Evaluation, names: Sequence[str]) -> int:
-    """The run's rows written to --out (or printed) and its summary table."""
+def report(args: argparse.Namespace, result: Evaluation, names: Sequence[str],
+           options: shared.ScorerOptions | None = None, judged: bool = True) -> int:
+    """The run's rows written to --out (or printed), its summary table (with each scorer's
+    direction) and, on stderr, the lines that explain it."""
     if args.out:
         write_table(result.dataset, args.out)
         print(f"wrote {len(result.dataset)} rows to {args.out}", file=sys.stderr)
     else:
         print_rows(result, names)
-    print(markdown_table(summary_rows(result.summary)))
+    directions = {name: shared.higher_is_better(name, args.scale, args.mode, (options or {}).get(name), args.compat)
+                  for name in names}
+    print(markdown_table(summary_rows(result.summary, directions)))
+    for note in shared.summary_notes(args.model, judged):
+        print(note, file=sys.stderr)
+    hint = resume_hint(result, args.out if not args.no_resume else None)
+    if hint:
+        print(hint, file=sys.stderr)
     return 0
+
+
+def resume_hint(result: Evaluation, out: str | None) -> str | None:
+    """One line when rows were left unscored by a passing fault (`judge_failed`: a server gone, a
+    request timed out, the device lost): rerunning on the same --out scores only those rows."""
+    failed = sum(r.error_kind == "judge_failed" for results in result.results.values() for r in results)
+    if not failed:
+        return None
+    if out:
+        return (f"{failed} result(s) unscored by a judge failure (judge_failed: a server or device that failed): "
+                f"rerun the same command with --out {out} to score only those; the rest are kept")
+    return (f"{failed} result(s) unscored by a judge failure (judge_failed: a server or device that failed): "
+            "run with --out FILE to keep what was scored, and rerun it to score only those")
 
 
 def scratch_dir(out: str) -> Path:

@@ -58,7 +58,15 @@ from typing import Any
 
 from localjudge.cli.cluster import sweep_cell_on_ray, sweep_ray
 from localjudge.cli.outputs import check_output_dir, check_output_file, hold_run
-from localjudge.cli.shared import Bars, check_scorers, check_threads, markdown_table, set_threads, summary_rows
+from localjudge.cli.shared import (
+    Bars,
+    check_scorers,
+    check_threads,
+    higher_is_better,
+    markdown_table,
+    set_threads,
+    summary_rows,
+)
 from localjudge.cluster import JudgeSpec, ScorerSpec, ray_session
 from localjudge.engines import OPTIONS, check_engine, load_judge
 from localjudge.evaluation import Columns, ResultStore, evaluate, read_table, write_table
@@ -334,7 +342,9 @@ def _cells(args: argparse.Namespace, config: dict[str, Any], entries: list[Score
                 finally:
                     bars.close()
                 write_table(result.dataset, out)
-                for row in summary_rows(result.summary):
+                direction = {entry.name: higher_is_better(entry.name, entry.scale, entry.mode, entry.options,
+                                                          entry.compat)}
+                for row in summary_rows(result.summary, direction):
                     table.append({"model": model_name, "dataset": data_name, **row, "file": str(out)})
 
 

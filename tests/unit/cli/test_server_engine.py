@@ -86,7 +86,7 @@ def test_score_on_a_server_scores_every_row(capsys: pytest.CaptureFixture[str], 
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
     assert len(rows) == ROWS and all(row["toxicity_score"] is not None for row in rows), rows
     [summary] = [line.split(" | ") for line in captured.out.splitlines() if line.startswith("| toxicity |")]
-    assert summary[3:5] == [str(ROWS), "0"]  # scored, unscored
+    assert summary[4:6] == [str(ROWS), "0"]  # scored, unscored (after scorer, better, mean_score, mean_prob_score)
     posts = server.posts()
     assert posts and all(path == "/v1/chat/completions" and "structured_outputs" in body for path, body in posts)
     assert not any(key in body for _, body in posts for key in ("dtype", "max_context", "device_map"))
