@@ -6,7 +6,10 @@ Mastra's stored messages (`content.parts` tool invocations and the legacy
 `content.toolInvocations`, parts winning on a shared call id) and OpenAI-style messages (an
 assistant's `tool_calls`, answered by `tool` messages). `tool_calls_of` turns either a run's
 output or an explicit `tool_calls` list (a dataset column) into the `ToolCall` values a
-`Sample` carries.
+`Sample` carries. A call keeps Mastra's `isError` flag (set beside ``state: "result"`` when the
+executor reported a failure): the checks and trajectories read such a call as failed, as Mastra's
+`isErrorInvocation` and `extractTrajectory` do, while its result is still a result, as in Mastra's
+`extractToolResults`.
 """
 
 from __future__ import annotations
@@ -31,12 +34,14 @@ class ToolCall:
         result: What it returned, as text (a string as is, anything else as JSON); None if it
             returned nothing (still running, or failed).
         state: ``"result"``, ``"call"`` (no result) or ``"output-error"`` (it failed).
+        is_error: Mastra's ``isError: true``: the tool returned `result` but reported a failure.
     """
 
     name: str
     args: str = "{}"
     result: str | None = None
     state: str = "result"
+    is_error: bool = False
 
 
 def as_text(value: Any) -> str:
@@ -46,8 +51,9 @@ def as_text(value: Any) -> str:
 
 def extract_tool_calls(output: Any) -> list[dict[str, Any]]:
     """Every tool call in a run's output messages, oldest first, as ``{"tool_name",
-    "tool_call_id", "args", "result", "state"}`` dicts (`result` None where none came back).
-    States are Mastra's ``call``, ``result`` and ``output-error``; a string output gives []."""
+    "tool_call_id", "args", "result", "state", "is_error"}`` dicts (`result` None where none came
+    back; `is_error` True where the invocation has Mastra's ``isError: true``). States are
+    Mastra's ``call``, ``result`` and ``output-error``; a string output gives []."""
     messages = messages_of(output, "output") or []
     found: dict[str, dict[str, Any]] = {}
     for index, message in enumerate(messages):
@@ -58,11 +64,12 @@ def extract_tool_calls(output: Any) -> list[dict[str, Any]]:
             if isinstance(call, Mapping) and isinstance(call.get("function"), Mapping):
                 call_id = str(call.get("id", f"{index}.{number}"))
                 found[call_id] = {"tool_name": call["function"].get("name"), "tool_call_id": call_id,
-                                  "args": call["function"].get("arguments"), "result": None, "state": "call"}
+                                  "args": call["function"].get("arguments"), "result": None, "state": "call",
+                                  "is_error": False}
         if message.get("role") == "tool" and "tool_call_id" in message:  # OpenAI: a call's result
             call_id = str(message["tool_call_id"])
             made = found.get(call_id, {"tool_name": message.get("name"), "tool_call_id": call_id, "args": None})
-            found[call_id] = {**made, "result": content, "state": "result"}
+            found[call_id] = {**made, "result": content, "state": "result", "is_error": False}
             continue
         if not isinstance(content, Mapping):
             continue
@@ -76,7 +83,7 @@ def extract_tool_calls(output: Any) -> list[dict[str, Any]]:
             if invocation.get("state") in CALL_STATES:
                 found[call_id] = {"tool_name": invocation.get("toolName"), "tool_call_id": call_id,
                                   "args": invocation.get("args"), "result": invocation.get("result"),
-                                  "state": invocation["state"]}
+                                  "state": invocation["state"], "is_error": invocation.get("isError") is True}
     return list(found.values())
 
 
@@ -107,7 +114,8 @@ def tool_result_context(output: Any) -> list[str]:
 
 def tool_calls_of(explicit: Any, output: Any) -> tuple[ToolCall, ...]:
     """The run's tool calls: an explicit list (a `tool_calls` field: dicts with `tool_name` or
-    `toolName` or `name`, and optional `args`, `result`, `state`; or bare tool names) when
+    `toolName` or `name`, and optional `args`, `result`, `state`, `is_error` or `isError`; or
+    bare tool names) when
     given, else those in the output's messages.
 
     Raises:
@@ -134,5 +142,6 @@ def _tool_call(call: Any, where: str) -> ToolCall:
     if state not in CALL_STATES:
         raise InvalidRunError(f"{where}: unknown tool call state {state!r} (known: {', '.join(CALL_STATES)})")
     args = call.get("args", call.get("arguments"))
+    flagged = any(call.get(k) is True for k in ("is_error", "isError"))  # Mastra's `isError === true`
     return ToolCall(clean_text(name.strip()), clean_text(as_text({} if is_missing(args) else _parsed(args))),
-                    None if is_missing(result) else clean_text(as_text(result)), state)
+                    None if is_missing(result) else clean_text(as_text(result)), state, flagged)

@@ -73,13 +73,13 @@ def _as_object(value: Any) -> Any:
 
 def steps_of(calls: Sequence[ToolCall]) -> list[Step]:
     """A run's tool calls as Mastra's `extractTrajectory` steps: a call succeeded when it has a
-    result (localjudge's reading keeps no `isError` flag)."""
+    result not flagged ``isError: true`` (a flagged call keeps its result)."""
     steps = []
     for call in calls:
         step: Step = {"stepType": "tool_call", "name": call.name, "toolArgs": _as_object(_parsed(call.args))}
         if call.state == "result" and call.result is not None:
             step["toolResult"] = _as_object(_parsed(call.result))
-        step["success"] = call.state == "result"
+        step["success"] = call.state == "result" and not call.is_error
         steps.append(step)
     return steps
 

@@ -194,6 +194,14 @@ TRAJECTORY_CASES = [
     case("code_trajectory", "forbidden-sequence", tools(*TOOL_ORDER), 0,
          {"defaults": {"blacklistedSequences": [["summarize", "respond"]]}},
          options={"defaults": {"blacklistedSequences": [["summarize", "respond"]]}}, trajectory=True, reason=True),
+    case("code_trajectory", "is-error-retried", tools(call("search", call_id="e", result={"ok": False}, isError=True),
+                                                      call("search", call_id="f")), 0.8,
+         {"defaults": {"maxRetriesPerTool": 0}}, options={"defaults": {"maxRetriesPerTool": 0}}, trajectory=True,
+         reason=True),
+    case("code_trajectory_accuracy", "is-error-pinned-success", tools(call("search", isError=True)), 0,
+         {"expectedTrajectory": [{"stepType": "tool_call", "name": "search", "success": True}]},
+         options={"expected_trajectory": [{"stepType": "tool_call", "name": "search", "success": True}]},
+         trajectory=True),
     case("code_trajectory", "retries", tools(*(call("search", call_id=f"s{i}", state="output-error") for i in range(4)),
                                              call("lookup", call_id="l")), SAME,
          {"defaults": {"maxRetriesPerTool": 1}}, options={"defaults": {"maxRetriesPerTool": 1}}, trajectory=True,
@@ -266,8 +274,8 @@ CHECK_CASES = [
     check("check_no_tool_errors", "errors", 0),
     check("check_no_tool_errors", "clean", 1, run=tools(call("search"))),
     check("check_no_tool_errors", "error-field-empty-object", 0, run=tools(call("search", result={"error": {}}))),
-    check("check_no_tool_errors", "is-error-flag", Differs("tool-is-error", mastra=0.0, local=1.0),
-          run=tools(call("search", result={"ok": False}, isError=True))),
+    check("check_no_tool_errors", "is-error-flag", 0, run=tools(call("search", result={"ok": False}, isError=True))),
+    check("check_no_tool_errors", "is-error-false", 1, run=tools(call("search", isError=False))),
 ]
 
 CODE_CASES: list[CodeCase] = TEXT_CASES + TOOL_CASES + TRAJECTORY_CASES + CHECK_CASES

@@ -140,12 +140,6 @@ DIFFERENCES: dict[str, Difference] = {
         "no Python library tags words as compromise does; the agreement on real texts is measured and "
         "documented (docs/scorers/code-scorers.md)",
         compat='kept: no Python library tags words as compromise does'),
-    "tool-is-error": Difference(
-        "check_no_tool_errors, code_trajectory's tool failures",
-        "a result invocation flagged isError: true is a failure", "it is a success: localjudge's reading of a "
-        "run's tool calls keeps no isError flag", "the flag is Mastra's own addition to stored messages; a failed "
-        "call is recorded as output-error, which both read as a failure",
-        compat="kept: localjudge's reading of a run keeps no isError flag"),
     "no-expected-trajectory": Difference(
         "code_trajectory_accuracy", "a run with no expected trajectory scores 0",
         "refused (invalid_run): it needs one", "0 would count a wiring mistake as a wrong trajectory",

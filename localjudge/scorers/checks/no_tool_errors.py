@@ -1,9 +1,7 @@
 """Check `noToolErrors` (Mastra's `checks.noToolErrors`, id ``check-no-tool-errors``, no model):
 1 when no tool call failed, else 0. A call failed when it never got its result (state ``call``),
-threw (``output-error``), or returned an object whose ``error`` field is set (truthy, as in
-JavaScript). Mastra also counts a result flagged ``isError: true``; localjudge's reading of a
-run's tool calls keeps no such flag, so such a call passes here (docs/mastra-parity.md:
-`tool-is-error`)."""
+threw (``output-error``), returned a result flagged ``isError: true``, or returned an object whose
+``error`` field is set (truthy, as in JavaScript)."""
 
 from __future__ import annotations
 
@@ -28,7 +26,7 @@ def js_truthy(value: Any) -> bool:
 
 def failed(call: ToolCall) -> bool:
     """Mastra's `isErrorInvocation`, on localjudge's reading of a call."""
-    if call.state in ("call", "output-error"):
+    if call.state in ("call", "output-error") or call.is_error:
         return True
     try:
         result = json.loads(call.result) if call.result is not None else None

@@ -227,7 +227,7 @@ def test_extract_tool_calls_keeps_every_state_and_results_only_results() -> None
     assert [(c["tool_name"], c["state"]) for c in calls] == [
         ("search", "result"), ("legacy_tool", "result"), ("weather", "call"), ("book", "output-error")]
     assert calls[0] == {"tool_name": "search", "tool_call_id": "t1", "args": {"q": "Paris"}, "result": {"hits": 2},
-                        "state": "result"}
+                        "state": "result", "is_error": False}
     assert extract_tool_results(MASTRA_OUTPUT) == [
         {"tool_name": "search", "tool_call_id": "t1", "args": {"q": "Paris"}, "result": {"hits": 2}},
         {"tool_name": "legacy_tool", "tool_call_id": "t5", "args": {}, "result": "old"}]
@@ -236,6 +236,22 @@ def test_extract_tool_calls_keeps_every_state_and_results_only_results() -> None
     no_result = [mastra("assistant", invocations=[{"toolCallId": "x", "toolName": "t", "state": "result"}])]
     assert len(extract_tool_calls(no_result)) == 1 and extract_tool_results(no_result) == []  # result undefined
     assert extract_tool_calls("a string") == extract_tool_results("a string") == []
+
+
+def test_a_result_flagged_is_error_keeps_the_flag() -> None:
+    """Mastra's executor sets ``isError: true`` beside ``state: 'result'`` when a tool reported a
+    failure: the call keeps the flag (its checks and trajectories read it as a failure), and its
+    result is still a result (Mastra's `extractToolResults` does not read the flag)."""
+    flagged = {**invocation("t1", "search", "result", result={"ok": False}), "isError": True}
+    output = [mastra("assistant", invocations=[flagged, {**invocation("t2", "search", "result", result=1),
+                                                        "isError": "true"}])]  # only true itself
+    assert [c["is_error"] for c in extract_tool_calls(output)] == [True, False]
+    assert [r["result"] for r in extract_tool_results(output)] == [{"ok": False}, 1]
+    assert sample(output=output).tool_calls == (ToolCall("search", "{}", '{"ok":false}', "result", is_error=True),
+                                                ToolCall("search", "{}", "1", "result"))
+    assert sample(output="x", tool_calls=[{"tool_name": "a", "result": 1, "isError": True},
+                                          {"name": "b", "result": 2, "is_error": True}]).tool_calls == (
+        ToolCall("a", "{}", "1", "result", is_error=True), ToolCall("b", "{}", "2", "result", is_error=True))
 
 
 # --- expected trajectory -------------------------------------------------------------------------------

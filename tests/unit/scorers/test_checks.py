@@ -68,6 +68,19 @@ def test_no_tool_errors_reads_failures_as_mastra(result: Any, state: str, failed
         0.0 if failed else 1.0)
 
 
+def test_a_result_flagged_is_error_is_a_failure_as_mastra() -> None:
+    """Mastra's `isErrorInvocation`: ``isError: true`` beside ``state: 'result'`` is a failure,
+    in a stored message and in an explicit list alike."""
+    flagged = {"toolCallId": "t", "toolName": "t", "args": {}, "state": "result", "result": {"ok": False},
+               "isError": True}
+    messages = [{"role": "assistant", "content": {"format": 2, "parts": [
+        {"type": "tool-invocation", "toolInvocation": flagged}]}}]
+    run = {"input": "What is the weather?", "output": messages}
+    assert build_scorer("check_no_tool_errors", None).run(run).score == 0.0
+    assert checked("check_no_tool_errors", tools=[{"tool_name": "t", "result": {"ok": False}, "is_error": True}]) == 0
+    assert checked("check_no_tool_errors", tools=[{"tool_name": "t", "result": {"ok": 1}, "isError": "yes"}]) == 1
+
+
 def test_the_mastra_style_namespace() -> None:
     run = {"output": OUTPUT, "tool_calls": TOOLS}
     assert checks.includes("sunny").run(run).score == 1.0

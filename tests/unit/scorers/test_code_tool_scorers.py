@@ -106,6 +106,9 @@ def test_steps_of_reads_a_runs_calls_as_extract_trajectory() -> None:
     assert made == [{"stepType": "tool_call", "name": "a", "toolArgs": {"q": 1}, "toolResult": {"value": "ok"},
                      "success": True},
                     {"stepType": "tool_call", "name": "b", "toolArgs": {"value": "text"}, "success": False}]
+    flagged = steps_of([ToolCall("a", "{}", '{"ok":false}', "result", is_error=True)])  # Mastra: isError !== true
+    assert flagged == [{"stepType": "tool_call", "name": "a", "toolArgs": {}, "toolResult": {"ok": False},
+                        "success": False}]
 
 
 # --- code trajectory accuracy ------------------------------------------------------------------------
