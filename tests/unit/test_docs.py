@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -202,6 +203,55 @@ def test_python_examples_run_on_the_fake_judge(page: Path, tmp_path: Path, monke
         stand_in_engine(monkeypatch, lambda *args, **kwargs: judge)
     monkeypatch.chdir(tmp_path)  # examples write runs/..., never into the repository
     run_page(page, judge, model_blocks=True, other_blocks=True)
+
+
+COMMENTED_CODE = re.compile(r"^\s*#\s?((?:from\s+[\w.]+\s+)?import\s+\S.*|[A-Za-z_]\w*\s*=\s*\S.*)$")
+
+
+def bound_names(tree: ast.AST) -> set[str]:
+    """Every name an assignment, import, def or class binds anywhere in `tree`."""
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+    return names
+
+
+def commented_code_problems(page: Path) -> list[str]:
+    """The commented-out alternatives of a page's Python blocks (``# judge = TransformersJudge.load(...)``),
+    uncommented, must name only what the page, or those lines themselves, define: a reader who
+    uncomments them must not get a NameError."""
+    import builtins
+
+    defined = {"judge", *dir(builtins)}
+    problems = []
+    for block in python_blocks(page):
+        defined |= bound_names(ast.parse(block.code))
+        alternatives: list[tuple[int, ast.Module]] = []
+        for offset, line in enumerate(block.code.split("\n"), 1):
+            match = COMMENTED_CODE.match(line)
+            if match:
+                try:
+                    alternatives.append((block.line + offset, ast.parse(match.group(1))))
+                except SyntaxError:
+                    continue  # prose that looks like code
+        own = set().union(*(bound_names(tree) for _, tree in alternatives)) if alternatives else set()
+        for number, tree in alternatives:
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in defined | own:
+                    problems.append(f"{rel(page)}:{number}: uncommented, this line names {node.id!r}, "
+                                    "which the page never defines or imports")
+    return problems
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_EXAMPLES, ids=rel)
+def test_commented_out_alternatives_run_when_uncommented(page: Path) -> None:
+    problems = commented_code_problems(page)
+    assert not problems, "\n".join(problems)
 
 
 def test_pages_have_examples() -> None:
