@@ -56,11 +56,19 @@ def _shown(sample: Sample, name: str) -> Any:
     return sample.raw.get(name[4:]) if name.startswith("raw.") else getattr(sample, name)
 
 
+# Fields added to a key's dataclasses after keys were first written, with their defaults: at the
+# default they stay out of the key, so files written before them resume without judging again
+LATER_FIELDS: dict[str, Any] = {"is_error": False}  # ToolCall.is_error (Mastra's isError)
+
+
 def _plain(value: Any) -> Any:
     """A sample field as JSON can write it (tool calls are dataclasses)."""
     if isinstance(value, tuple):
         return [_plain(v) for v in value]
-    return dataclasses.asdict(value) if dataclasses.is_dataclass(value) else value  # type: ignore[arg-type]
+    if not dataclasses.is_dataclass(value) or isinstance(value, type):
+        return value
+    return {name: field for name, field in dataclasses.asdict(value).items()
+            if not (name in LATER_FIELDS and field == LATER_FIELDS[name])}
 
 
 class ResultStore:

@@ -49,3 +49,19 @@ def test_a_changed_ground_truth_is_judged_again_only_by_a_scorer_that_shows_it(t
         assert len(judge.calls) == before  # the same rows: resumed
         evaluate([{**rows[0], "ground_truth": "Lyon."}], [scorer], store=ResultStore(tmp_path / scorer.prompt_hash))
         assert len(judge.calls) == before + (scorer is shows)
+
+
+def test_tool_call_keys_are_the_ones_files_were_written_with() -> None:
+    """A key taken with the code before tool calls carried Mastra's isError (3466f71): a tool call
+    without the flag keys as it did then (an --out file written before resumes without judging
+    again); with the flag set, the key changes."""
+    from localjudge.samples.tool_calls import ToolCall
+
+    calls = (ToolCall("weather", '{"city":"Paris"}', "sunny"), ToolCall("clock", "{}", None, "call"))
+    before = Sample(run_id="r1", input="Weather in Paris?", output="Sunny.", tool_calls=calls)
+    assert result_key("tool_call_accuracy@v1", before, {"tool_calls"}) == (
+        "8e0f8b3ff665e3949a02c4eb601a0a394a6ce8fd908c575621220ae299c367b3")
+    flagged = Sample(run_id="r1", input="Weather in Paris?", output="Sunny.",
+                     tool_calls=(ToolCall("weather", '{"city":"Paris"}', "sunny", is_error=True), calls[1]))
+    assert result_key("tool_call_accuracy@v1", flagged, {"tool_calls"}) != result_key(
+        "tool_call_accuracy@v1", before, {"tool_calls"})
