@@ -75,12 +75,15 @@ def _has_guard(llm: Any) -> bool:
 def _engine_core_layout(*, in_process: bool) -> Iterator[None]:
     """vLLM's engine core in this process (`VLLM_ENABLE_V1_MULTIPROCESSING=0`) or in its own, for
     the engine built inside; the variable is put back after (vLLM reads it when it builds one)."""
-    import vllm.envs
-
+    try:
+        from vllm import envs
+    except ImportError:  # a stand-in vllm (tests), or one without the module: nothing cached to drop
+        envs = None
     key = "VLLM_ENABLE_V1_MULTIPROCESSING"
     previous = os.environ.get(key)
     os.environ[key] = "0" if in_process else (previous or "1")
-    vllm.envs.disable_envs_cache()  # an engine built before cached the variables it read
+    if hasattr(envs, "disable_envs_cache"):
+        envs.disable_envs_cache()  # an engine built before cached the variables it read
     try:
         yield
     finally:
