@@ -26,8 +26,7 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +46,7 @@ from localjudge.engines.grammar import (
 )
 from localjudge.engines.model_files import ModelPathError, check_model_dir, vllm_load_format
 from localjudge.engines.options import check_max_rows, judge_identity
+from localjudge.engines.vllm.schedule import compile_grammars_when_added, compile_off_here, engine_core_layout
 from localjudge.judge import ChatPrompt, Generation, too_long
 
 log = logging.getLogger(__name__)
@@ -69,51 +69,6 @@ def _has_guard(llm: Any) -> bool:
     """Whether the engine was built with localjudge's repetition guard among its processors."""
     processors = getattr(llm.llm_engine.model_config, "logits_processors", None) or []
     return any(p == GUARD or getattr(p, "__name__", "") == "RepeatGuard" for p in processors)
-
-
-@contextmanager
-def _engine_core_layout(*, in_process: bool) -> Iterator[None]:
-    """vLLM's engine core in this process (`VLLM_ENABLE_V1_MULTIPROCESSING=0`) or in its own, for
-    the engine built inside; the variable is put back after (vLLM reads it when it builds one)."""
-    try:
-        from vllm import envs
-    except ImportError:  # a stand-in vllm (tests), or one without the module: nothing cached to drop
-        envs = None
-    key = "VLLM_ENABLE_V1_MULTIPROCESSING"
-    previous = os.environ.get(key)
-    os.environ[key] = "0" if in_process else (previous or "1")
-    if hasattr(envs, "disable_envs_cache"):
-        envs.disable_envs_cache()  # an engine built before cached the variables it read
-    try:
-        yield
-    finally:
-        if previous is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = previous
-
-
-def _compile_off_here() -> bool:
-    """Whether torch.compile is off in this process (torch read TORCHDYNAMO_DISABLE=1 at import)."""
-    import sys
-
-    dynamo = sys.modules.get("torch._dynamo.config")
-    return bool(getattr(dynamo, "disable", False))
-
-
-def _compile_grammars_before_scheduling(llm: Any) -> None:
-    """Make the in-process engine core compile a row's grammar when the row is added.
-
-    vLLM compiles grammars on a thread pool and its scheduler skips a row whose grammar is not
-    ready yet, so without this which rows share a step would depend on the pool's timing. vLLM
-    turns the pool off itself for its ``external_launcher`` backend, for the same reason."""
-    try:
-        manager = llm.llm_engine.engine_core.engine_core.scheduler.structured_output_manager
-        manager._use_async_grammar_compilation  # noqa: B018 - present in the vLLM versions this knows
-    except AttributeError as error:
-        raise EngineStartError(f"this vLLM's engine core has no {error.name!r}: cannot fix its schedule; "
-                               "load with fixed_schedule=False to run with vLLM's own") from None
-    manager._use_async_grammar_compilation = False
 
 
 class VLLMJudge(chat_template.TemplatePrompts):
@@ -218,7 +173,7 @@ class VLLMJudge(chat_template.TemplatePrompts):
         load_format = vllm_load_format(files, load_format, allow_pickle=allow_pickle)  # the files checked above
         os.environ.setdefault("HF_HUB_OFFLINE", "1")  # vLLM's own processes read it: local files only
         if not enforce_eager and (os.environ.get("TORCHDYNAMO_DISABLE") == "1"
-                                  or (fixed_schedule and _compile_off_here())):
+                                  or (fixed_schedule and compile_off_here())):
             # vLLM compiles its model with torch.compile, which this variable turns off: its
             # start-up would fail ("aot_compile is not supported"); run eagerly instead. An engine
             # core in this process compiled with it on must also run with it on: turned off after
@@ -256,12 +211,16 @@ class VLLMJudge(chat_template.TemplatePrompts):
         elif gpu_memory_utilization is None and not torch.cuda.is_available():
             kwargs["kv_cache_memory_bytes"] = CPU_KV_CACHE_BYTES
         try:
-            with _engine_core_layout(in_process=fixed_schedule):
+            with engine_core_layout(in_process=fixed_schedule):
                 llm = LLM(**kwargs, **engine_kwargs)
         except RuntimeError as error:  # raised in vLLM's own processes, whose log (above) names the cause
             raise EngineStartError(f"vLLM could not start its engine on {files.directory}: {error}") from error
         if fixed_schedule:
-            _compile_grammars_before_scheduling(llm)
+            try:
+                compile_grammars_when_added(llm)
+            except AttributeError as error:
+                raise EngineStartError(f"this vLLM's engine core has no {error.name!r}: cannot fix its schedule; "
+                                       "load with fixed_schedule=False to run with vLLM's own") from None
         return cls(llm, identity=f"{files.directory.name}@{files.fingerprint()}", max_context=max_context)
 
     @property
