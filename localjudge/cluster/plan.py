@@ -18,10 +18,9 @@ import functools
 import pickle
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from localjudge.engines import check_engine, check_model_dir, load_judge
+from localjudge.engines.spec import JudgeSource, JudgeSpec, load_source  # noqa: F401 - the cluster's names too
 from localjudge.evaluation import ResultStore, ScorerSummary, judge_failed_results, result_key, score_runs, summarize
 from localjudge.evaluation import result_from_dict as stored_result
 from localjudge.judge import Judge
@@ -32,34 +31,6 @@ from localjudge.scoring import Scorer
 
 WINDOW_BATCHES = 16  # as `evaluate`: rows are length-sorted within windows of this many batches
 Outcome = dict[str, tuple[str | None, dict[str, Any] | None]]  # scorer -> (result key, result; None: done)
-
-
-@dataclass(frozen=True)
-class JudgeSpec:
-    """How each actor loads its judge: `load_judge(model, engine=engine, **options)`.
-
-    The model is a local path, the same on every node (or on a shared mount); nothing is
-    downloaded. `check` runs on the driver before any actor starts.
-    """
-
-    model: str | None
-    engine: str = "transformers"
-    options: Mapping[str, Any] = field(default_factory=dict)
-
-    def check(self) -> None:
-        """The options fit the engine and a local engine's model path is a model (`ModelPathError`,
-        one line): a bad path fails here, not in every actor."""
-        check_engine(self.engine, dict(self.options))
-        if self.engine != "server":
-            if self.model is None:
-                raise ValueError(f"the {self.engine} engine needs a local model path")
-            check_model_dir(self.model, allow_pickle=bool(self.options.get("allow_pickle")))
-        elif "base_url" not in self.options:
-            raise ValueError("the server engine needs base_url (the server's URL, e.g. http://127.0.0.1:8000/v1)")
-
-    def load(self) -> Judge:
-        return load_judge(None if self.model is None else str(Path(self.model)), engine=self.engine,
-                          **dict(self.options))
 
 
 @dataclass(frozen=True)
@@ -78,7 +49,6 @@ class ScorerSpec:
 
 
 ScorerFactory = Callable[[Judge | None], Sequence[Scorer]]  # an actor's judge -> its scorers
-JudgeSource = JudgeSpec | Callable[[], Judge] | None  # a spec, a picklable function, or no judge
 
 
 def build_specs(specs: Sequence[ScorerSpec], judge: Judge | None) -> list[Scorer]:
@@ -92,13 +62,6 @@ def scorer_factory(scorers: Sequence[ScorerSpec] | ScorerFactory) -> ScorerFacto
     if callable(scorers):
         return scorers
     return functools.partial(build_specs, tuple(scorers))
-
-
-def load_source(judge: JudgeSource) -> Judge | None:
-    """The judge of a source, loaded (in the actor)."""
-    if judge is None:
-        return None
-    return judge.load() if isinstance(judge, JudgeSpec) else judge()
 
 
 def _size(run: Mapping[str, Any]) -> int:
