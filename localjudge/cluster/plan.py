@@ -20,7 +20,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from localjudge.engines.spec import JudgeSource, JudgeSpec, load_source  # noqa: F401 - the cluster's names too
+from localjudge.engines import JudgeSource, JudgeSpec, load_source  # noqa: F401 - the cluster's names too
 from localjudge.evaluation import ResultStore, ScorerSummary, judge_failed_results, result_key, score_runs, summarize
 from localjudge.evaluation import result_from_dict as stored_result
 from localjudge.judge import Judge

@@ -11,6 +11,7 @@ sub-folders `transformers/` (own decode loop, KV and prefix caches, row grammars
 from localjudge.engines.choice import EngineOptionError, check_engine, load_judge, rank_cpus, rank_gpus
 from localjudge.engines.model_files import ModelPathError, check_model_dir
 from localjudge.engines.options import ENGINE_OPTIONS, ENGINES, FLAGS, OPTIONS
+from localjudge.engines.spec import JudgeSource, JudgeSpec, load_source
 
-__all__ = ["ENGINES", "ENGINE_OPTIONS", "FLAGS", "OPTIONS", "EngineOptionError", "ModelPathError", "check_engine",
-           "check_model_dir", "load_judge", "rank_cpus", "rank_gpus"]
+__all__ = ["ENGINES", "ENGINE_OPTIONS", "FLAGS", "OPTIONS", "EngineOptionError", "JudgeSource", "JudgeSpec",
+           "ModelPathError", "check_engine", "check_model_dir", "load_judge", "load_source", "rank_cpus", "rank_gpus"]
