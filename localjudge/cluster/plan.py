@@ -1,14 +1,15 @@
-"""A Ray run's plan, without Ray: what the judges are, which batches go out, what each actor does
-with a batch, and how the results come back into the rows.
+"""A Ray run's plan, without Ray: the scorers each actor builds, which batches go out, what an actor
+does with a batch, and how the results come back into the rows.
 
-The driver reads the rows with localjudge's own reader and cuts them into judge batches here
-(`plan_batches`: longest first within windows, as `evaluate` does). One Ray item is one judge
-batch, pickled: its composition is this plan's, and a batch whose actor dies every time costs
-that batch only. An actor scores a batch with `score_batch`, which runs `score_runs` (the engine
-under `evaluate`: one judge call per step per batch, out-of-memory halving, unreadable rows
-recorded) once per scorer on the rows not already done, and returns per row and scorer the
-result key and the result (None where the key was done: the driver has that result already).
-The driver's `Collector` stores each batch's fresh results as it comes back (`ResultStore`:
+The driver reads the rows with localjudge's own reader and cuts them into judge batches with the
+one planner (`localjudge.evaluation.plan_batches`: longest first within windows, as `evaluate`
+does). One Ray item is one judge batch, pickled: its composition is this plan's, and a batch whose
+actor dies every time costs that batch only. An actor scores a batch with `score_batch`: per
+scorer, the planner reads each row once (`read_rows`: its sample, its key, whether the log has it;
+a user's hooks run once per row) and scores the rows not done as one batch (`score_samples`: one
+judge call per step, out-of-memory halving), and returns per row and scorer the result key and the
+result (None where the key was done: the driver has that result already). The driver's `Collector`
+collects each batch's results as it comes back, appends those the planner keeps (`to_store`:
 exactly once by key) and assembles the same columns `evaluate` returns.
 """
 
@@ -21,15 +22,22 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localjudge.engines import JudgeSource, JudgeSpec, load_source  # noqa: F401 - the cluster's names too
-from localjudge.evaluation import ResultStore, ScorerSummary, judge_failed_results, result_key, score_runs, summarize
+from localjudge.evaluation import (
+    ResultStore,
+    ScorerSummary,
+    judge_failed_results,
+    read_rows,
+    score_samples,
+    summarize,
+    to_store,
+)
 from localjudge.evaluation import result_from_dict as stored_result
 from localjudge.judge import Judge
-from localjudge.result import TRANSIENT_ERRORS, ScoreResult
+from localjudge.result import ScoreResult
 from localjudge.samples import run_id_of
 from localjudge.scorers import build_scorer, load_scorer_modules
 from localjudge.scoring import Scorer
 
-WINDOW_BATCHES = 16  # as `evaluate`: rows are length-sorted within windows of this many batches
 Outcome = dict[str, tuple[str | None, dict[str, Any] | None]]  # scorer -> (result key, result; None: done)
 
 
@@ -64,24 +72,6 @@ def scorer_factory(scorers: Sequence[ScorerSpec] | ScorerFactory) -> ScorerFacto
     return functools.partial(build_specs, tuple(scorers))
 
 
-def _size(run: Mapping[str, Any]) -> int:
-    return len(str(run.get("output", ""))) + len(str(run.get("context", "")))
-
-
-def plan_batches(runs: Sequence[Mapping[str, Any]], batch_size: int,
-                 indices: Sequence[int] | None = None) -> list[list[int]]:
-    """Row indices in judge batches: longest first within each window of `WINDOW_BATCHES` batches."""
-    if batch_size < 1:
-        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    chosen = list(range(len(runs))) if indices is None else list(indices)
-    window = batch_size * WINDOW_BATCHES
-    batches = []
-    for start in range(0, len(chosen), window):
-        chunk = sorted(chosen[start:start + window], key=lambda i: (-_size(runs[i]), i))
-        batches += [chunk[j:j + batch_size] for j in range(0, len(chunk), batch_size)]
-    return batches
-
-
 def pack(batch: Sequence[int], runs: Sequence[Mapping[str, Any]]) -> bytes:
     """One Ray item: a batch's (row index, run) pairs, pickled (any cell type travels as it is)."""
     return pickle.dumps([(i, dict(runs[i])) for i in batch], protocol=pickle.HIGHEST_PROTOCOL)
@@ -98,9 +88,9 @@ def score_packed(scorers: Sequence[Scorer], packed: bytes, done: Collection[str]
 def score_batch(scorers: Sequence[Scorer], runs: Sequence[Mapping[str, Any]], done: Collection[str]) -> list[Outcome]:
     """Score one batch with each scorer, skipping rows whose key is in `done`.
 
-    Per scorer, the rows not done go through `score_runs` as one batch (one judge call per step);
-    a row that cannot be read is recorded there as `invalid_run` (its key is None). An exception
-    that escapes a scorer's work here makes each row of the batch unscored for that scorer
+    Per scorer, the planner reads each row once (a row that cannot be read is recorded as
+    `invalid_run`, its key None) and the rows not done are scored as one batch. An exception that
+    escapes a scorer's work here makes each row of the batch unscored for that scorer
     (`judge_failed`, the exception's line): returned, not raised, since Ray Data would drop the
     batch as a dead actor's and the error would be lost.
 
@@ -122,19 +112,10 @@ def score_batch(scorers: Sequence[Scorer], runs: Sequence[Mapping[str, Any]], do
 def _scorer_outcomes(scorer: Scorer, runs: Sequence[Mapping[str, Any]],
                      done: Collection[str]) -> list[tuple[str | None, dict[str, Any] | None]]:
     """One scorer's (result key, result dict or None when done) per run of the batch."""
-    keys: list[str | None] = []
-    for run in runs:
-        try:
-            keys.append(result_key(scorer.key, scorer.sample(run), scorer.shown_fields))
-        except Exception:  # noqa: BLE001 - `score_runs` records it as invalid_run
-            keys.append(None)
-    pending = [i for i, key in enumerate(keys) if key is None or key not in done]
-    pairs: list[tuple[str | None, dict[str, Any] | None]] = [(key, None) for key in keys]
-    if pending:
-        results, _ = score_runs([runs[i] for i in pending], [scorer], batch_size=len(pending))
-        for i, result in zip(pending, results[scorer.name], strict=True):
-            pairs[i] = (keys[i], result.to_dict())
-    return pairs
+    reading = read_rows(scorer, runs, range(len(runs)), done)
+    fresh = score_samples(scorer, [reading.samples[i] for i in reading.pending])
+    results = {**reading.invalid, **dict(zip(reading.pending, fresh, strict=True))}
+    return [(reading.keys.get(i), results[i].to_dict() if i in results else None) for i in range(len(runs))]
 
 
 class Collector:
@@ -155,8 +136,9 @@ class Collector:
         self.tokens = dict.fromkeys(names, 0)
 
     def add(self, rows: Sequence[tuple[int, Outcome]]) -> None:
-        """One batch's outcomes: kept, and the fresh ones that are not transient stored (one fsync)."""
-        records = []
+        """One batch's outcomes: kept, and the fresh ones the planner keeps (`to_store`) appended
+        to the log (one fsync)."""
+        fresh: list[tuple[str | None, ScoreResult]] = []
         for index, outcome in rows:
             if self.complete(index):
                 continue  # a retried batch's second answer: each row once
@@ -169,10 +151,9 @@ class Collector:
                     continue
                 result = self.results[name][index] = stored_result(data)
                 self.tokens[name] += result.new_tokens
-                if key is not None and result.error_kind not in TRANSIENT_ERRORS:
-                    records.append((key, result))
+                fresh.append((key, result))
         if self.store is not None:
-            self.store.append(records)
+            self.store.append(to_store(fresh))
 
     def lose(self, indices: Sequence[int], error: str) -> None:
         """Rows no actor could finish: unscored (`judge_failed`, so never stored: the next run tries

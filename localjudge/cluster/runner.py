@@ -27,7 +27,7 @@ import os
 import pickle
 import time
 import warnings
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -39,15 +39,16 @@ from localjudge.cluster.plan import (
     ScorerSpec,
     load_source,
     pack,
-    plan_batches,
     score_packed,
     scorer_factory,
 )
 from localjudge.evaluation import (
     Columns,
     Evaluation,
+    Progress,
     ResultStore,
     check_result_columns,
+    plan_batches,
     rows_to_runs,
     to_dataset,
     with_results,
@@ -58,7 +59,6 @@ log = logging.getLogger(__name__)
 
 OFFLINE_ENV = {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
                "RAY_USAGE_STATS_ENABLED": "0"}
-Progress = Callable[[str, int], None]  # (scorer name, rows just finished), as `evaluate`'s
 RAY_MISSING = "the Ray path needs ray: pip install 'localjudge-evals[ray]' (or scripts/setup_ray.sh in a checkout)"
 
 

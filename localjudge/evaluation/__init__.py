@@ -1,7 +1,9 @@
 """Scoring datasets: many rows, several scorers, in batches, resumable; and Mastra's `runEvals`.
 
-`dataset_runs` (`evaluate`, `score_runs`), `target_runs` (`run_evals`: a target plus scorers,
-gates, thresholds, turns; `eval_items` reads its items, `assertions` its gates and verdict),
+`dataset_runs` (`evaluate`, `score_runs`), `planner` (the one batch planner under them and the Ray
+path: batches, result keys and resume, a batch scored with out-of-memory halving), `target_runs`
+(`run_evals`: a target plus scorers, gates, thresholds, turns; `eval_items` reads its items,
+`assertions` its gates and verdict),
 `store` (append-only, content-keyed result logs: what resumes a run), `run_lock` (one run at a
 time on an output), `tables` (row files in and out: JSONL, JSON, CSV, parquet, folders of them, dataset folders).
 """
@@ -12,12 +14,21 @@ from localjudge.evaluation.dataset_runs import (
     ScorerSummary,
     check_result_columns,
     evaluate,
-    judge_failed_results,
     rows_to_runs,
     score_runs,
     summarize,
     to_dataset,
     with_results,
+)
+from localjudge.evaluation.planner import (
+    WINDOW_BATCHES,
+    Progress,
+    Reading,
+    judge_failed_results,
+    plan_batches,
+    read_rows,
+    score_samples,
+    to_store,
 )
 from localjudge.evaluation.run_lock import RunLock, RunLockedError
 from localjudge.evaluation.store import ResultStore, result_from_dict, result_key
@@ -38,6 +49,8 @@ __all__ = [
     "FOLDER_ROW",
     "GateResult",
     "ItemResult",
+    "Progress",
+    "Reading",
     "ResultStore",
     "RunLock",
     "RunLockedError",
@@ -46,19 +59,24 @@ __all__ = [
     "ScorerSummary",
     "ThresholdResult",
     "TurnResult",
+    "WINDOW_BATCHES",
     "WRITE_SUFFIXES",
     "check_result_columns",
     "decode_cell",
     "evaluate",
     "judge_failed_results",
+    "plan_batches",
+    "read_rows",
     "read_table",
     "result_from_dict",
     "result_key",
     "rows_to_runs",
     "run_evals",
     "score_runs",
+    "score_samples",
     "summarize",
     "to_dataset",
+    "to_store",
     "with_results",
     "write_table",
 ]

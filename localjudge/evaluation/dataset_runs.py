@@ -3,9 +3,10 @@
 `evaluate` takes a `datasets.Dataset` (or a list of dicts) and returns it with, per scorer,
 the columns `<name>_score`, `<name>_prob_score`, `<name>_reason`, `<name>_error`,
 `<name>_error_kind` (see `localjudge.result.ERROR_KINDS`) and `<name>_steps` (JSON of every
-step's result and prompt), plus a summary. Rows are read once,
-length-sorted within a window of batches (less padding), scored a batch at a time (one judge
-call per scorer step per batch) and returned in input order. The new columns are joined with
+step's result and prompt), plus a summary. Rows are read once; each scorer's are planned,
+keyed, resumed and scored a batch at a time by `localjudge.evaluation.planner` (length-sorted
+within a window of batches, one judge call per scorer step per batch) and returned in input
+order. The new columns are joined with
 `concatenate_datasets`; nothing goes through `Dataset.map`, so no closure holding the model is
 ever hashed for a fingerprint and no cache file is written.
 """
@@ -13,26 +14,20 @@ ever hashed for a fingerprint and no cache file is written.
 from __future__ import annotations
 
 import json
-import logging
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from localjudge.evaluation.store import ResultStore, result_from_dict, result_key
+from localjudge.evaluation.planner import Progress, score_rows
+from localjudge.evaluation.store import ResultStore
 from localjudge.evaluation.tables import FOLDER_ROW, dataset_from_rows, decode_cell
-from localjudge.judge import JudgeOutOfMemory
-from localjudge.result import TRANSIENT_ERRORS, ScoreResult
+from localjudge.result import ScoreResult
 from localjudge.samples import Sample
 from localjudge.scoring import Scorer
 
 if TYPE_CHECKING:
     from datasets import Dataset
-
-log = logging.getLogger(__name__)
-
-WINDOW_BATCHES = 16  # rows are length-sorted within windows of this many batches
-Progress = Callable[[str, int], None]  # (scorer name, rows just finished)
 
 
 @dataclass(frozen=True)
@@ -221,41 +216,10 @@ def _score(
     progress: Progress | None,
 ) -> tuple[dict[int, ScoreResult], dict[int, Sample], ScorerSummary]:
     start = time.perf_counter()
-    results: dict[int, ScoreResult] = {}
-    keys: dict[int, str] = {}
-    samples: dict[int, Sample] = {}  # made once per row (get_context runs once), then scored
-    pending: list[int] = []
-    for i in indices:
-        try:
-            sample = samples[i] = scorer.sample(runs[i])
-        except Exception as error:  # noqa: BLE001 - invalid rows are recorded, not fatal
-            results[i] = ScoreResult.unscored(runs[i].get("run_id"), scorer.name, "invalid_run",
-                                              f"invalid run: {error}")
-            continue
-        keys[i] = result_key(scorer.key, sample, scorer.shown_fields)
-        if keys[i] in done:
-            results[i] = result_from_dict(done[keys[i]])
-        else:
-            pending.append(i)
-    resumed = len(indices) - len(pending) - sum(1 for i in indices if i not in keys)
-    if progress:
-        progress(scorer.name, len(indices) - len(pending))  # starts the clock, counts resumed rows
-    backoffs = [0]
-    tokens = 0
-    for batch in _batches(pending, runs, batch_size):
-        fresh = _run_with_backoff(scorer, [samples[i] for i in batch], backoffs)
-        store_now = []
-        for i, result in zip(batch, fresh, strict=True):
-            results[i] = result
-            tokens += result.new_tokens
-            if result.error_kind not in TRANSIENT_ERRORS:  # those may pass next time
-                store_now.append((keys[i], result))
-        if store is not None:
-            store.append(store_now)
-        if progress:
-            progress(scorer.name, len(batch))
-    return results, samples, summarize(scorer.name, [results[i] for i in indices], resumed=resumed,
-                                       seconds=time.perf_counter() - start, new_tokens=tokens, oom_backoffs=backoffs[0])
+    scored = score_rows(scorer, runs, indices, done, store, batch_size, progress)
+    return scored.results, scored.samples, summarize(
+        scorer.name, [scored.results[i] for i in indices], resumed=scored.resumed,
+        seconds=time.perf_counter() - start, new_tokens=scored.new_tokens, oom_backoffs=scored.oom_backoffs)
 
 
 def summarize(name: str, results: Sequence[ScoreResult], *, resumed: int, seconds: float, new_tokens: int,
@@ -275,52 +239,6 @@ def summarize(name: str, results: Sequence[ScoreResult], *, resumed: int, second
         oom_backoffs=oom_backoffs,
         not_scorable=sum(r.not_scorable for r in results),
     )
-
-
-def _batches(pending: list[int], runs: Sequence[Mapping[str, Any]], batch_size: int) -> list[list[int]]:
-    """Batches of row indices, longest first within each window of WINDOW_BATCHES batches."""
-    def size(i: int) -> int:
-        run = runs[i]
-        return len(str(run.get("output", ""))) + len(str(run.get("context", "")))
-
-    window = batch_size * WINDOW_BATCHES
-    batches = []
-    for start in range(0, len(pending), window):
-        chunk = sorted(pending[start:start + window], key=lambda i: (-size(i), i))
-        batches += [chunk[j:j + batch_size] for j in range(0, len(chunk), batch_size)]
-    return batches
-
-
-def _run_with_backoff(scorer: Scorer, runs: Sequence[Sample], backoffs: list[int]) -> list[ScoreResult]:
-    """`run_batch`, halving the batch on `JudgeOutOfMemory`; a judge crash costs only this batch.
-
-    The halves run after the `except` block has ended: an exception being handled keeps its
-    traceback, and with it every frame of the failed attempt (on a GPU, its KV cache and
-    activations), alive; retrying inside the block would retry with that memory still held."""
-    try:
-        return scorer.run_batch(runs, on_invalid="record")
-    except JudgeOutOfMemory as error:
-        if len(runs) == 1:
-            return _judge_failed(scorer, runs, error)
-    except Exception as error:  # noqa: BLE001 - one batch must not end the run
-        return _judge_failed(scorer, runs, error)
-    backoffs[0] += 1
-    half = len(runs) // 2
-    log.warning("%s: out of memory at batch %d; retrying as %d + %d", scorer.name, len(runs), half, len(runs) - half)
-    return _run_with_backoff(scorer, runs[:half], backoffs) + _run_with_backoff(scorer, runs[half:], backoffs)
-
-
-def _judge_failed(scorer: Scorer, runs: Sequence[Sample], error: Exception) -> list[ScoreResult]:
-    return judge_failed_results(scorer.name, [run.run_id for run in runs], error)
-
-
-def judge_failed_results(scorer_name: str, run_ids: Sequence[str | None], error: Exception) -> list[ScoreResult]:
-    """A batch that failed as a whole: each run unscored (`judge_failed`) with the error's one line
-    (its whitespace, newlines too, collapsed), logged once with its traceback. `evaluate`'s and a
-    Ray actor's batches record a failure the same way."""
-    log.error("%s: judge failed on a batch of %d", scorer_name, len(run_ids), exc_info=error)
-    message = " ".join(f"judge failed: {type(error).__name__}: {error}".split())
-    return [ScoreResult.unscored(run_id, scorer_name, "judge_failed", message) for run_id in run_ids]
 
 
 def _result_columns(name: str, results: list[ScoreResult]) -> dict[str, list[Any]]:

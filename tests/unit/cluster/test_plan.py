@@ -12,7 +12,7 @@ import pytest
 from localjudge.cluster import Collector, JudgeSpec, ScorerSpec, plan_batches, score_batch, scorer_factory
 from localjudge.cluster.plan import pack, score_packed
 from localjudge.engines import ModelPathError
-from localjudge.evaluation import ResultStore, evaluate, read_table, rows_to_runs, score_runs, with_results
+from localjudge.evaluation import ResultStore, evaluate, read_table, rows_to_runs, score_samples, with_results
 from localjudge.evaluation.dataset_runs import Columns
 from localjudge.result import ScoreResult
 from tests.conftest import EXAMPLES
@@ -74,12 +74,12 @@ def test_an_exception_in_a_scorer_s_batch_comes_back_as_each_row_s_error(fake_ju
     """Raised out of an actor, Ray Data would drop the batch as a dead actor's, losing the error."""
     from localjudge.cluster import plan
 
-    def breaks_on_toxicity(runs: Any, scorers: Any, **kwargs: Any) -> Any:
-        if scorers[0].name == "toxicity":
+    def breaks_on_toxicity(scorer: Any, samples: Any, *args: Any, **kwargs: Any) -> Any:
+        if scorer.name == "toxicity":
             raise RuntimeError("the engine broke\n  on two lines")
-        return score_runs(runs, scorers, **kwargs)
+        return score_samples(scorer, samples, *args, **kwargs)
 
-    monkeypatch.setattr(plan, "score_runs", breaks_on_toxicity)
+    monkeypatch.setattr(plan, "score_samples", breaks_on_toxicity)
     runs = runs_of(3)
     names = [s.name for s in SPECS]
     collector = Collector(names, [r["run_id"] for r in runs], None, {})
