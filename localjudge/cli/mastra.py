@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from localjudge.mastra_store import (
     SCORES,
     SPANS,
     UNREADABLE,
+    Judged,
     Selection,
     Store,
     StoreError,
@@ -134,12 +136,32 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
     for item in unscored:
         print(f"  unscored [{item.run.get('run_id')}] {item.scorer_name}: {item.result.error_kind}: "
               f"{item.result.error}", file=sys.stderr)
+    hint = no_context_hint(unscored)
+    if hint:
+        print(hint, file=sys.stderr)
     if args.out:
         write_table(with_results(to_dataset([_row(run) for run in runs]), results), args.out)
         print(f"wrote {len(runs)} rows to {args.out}", file=sys.stderr)
-    print(markdown_table(summary_rows(summary)))
+    directions = {name: shared.higher_is_better(name, args.scale, args.mode, options.get(name), args.compat)
+                  for name in names}
+    print(markdown_table(summary_rows(summary, directions)))
+    for note in shared.summary_notes(args.model, judged_by_model):
+        print(note, file=sys.stderr)
     print(f"({time.perf_counter() - start:.1f} s)", file=sys.stderr)
     return 0
+
+
+def no_context_hint(unscored: Sequence[Judged]) -> str | None:
+    """The command line's way to judge the runs a scorer left unscored for want of context: the
+    scorer's own message names the Python API (context= / get_context=), which a stored run's
+    reader cannot act on from here."""
+    names = sorted({j.scorer_name for j in unscored if "needs context" in (j.result.error or "")})
+    if not names:
+        return None
+    return (f"  no context: a stored run's context is its tools' results, and these runs have none; to judge them, "
+            f"give {' and '.join(names)} the passages yourself: --scorer-option {names[0]}.context=@passages.json "
+            "(a JSON list of strings, for every run in place of its tools' results), or a scorer of your own built "
+            "with get_context= (--scorer-module FILE; docs/mastra-storage.md)")
 
 
 def _row(run: dict[str, Any]) -> dict[str, Any]:

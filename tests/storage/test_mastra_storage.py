@@ -1,7 +1,8 @@
 """Mastra's storage in, scores back, on a LibSQL file and a PostgreSQL server (see conftest.py).
 
 Each test gets a fresh copy of the store the Mastra app wrote once this session. The fake judge
-scores in process (`stand_in_engine`); one test scores on the default model.
+scores in process (`stand_in_engine`); the tier's pass on the default model is the runnable
+example's (test_mastra_example.py).
 """
 
 from __future__ import annotations
@@ -289,29 +290,29 @@ def test_a_writer_killed_mid_transaction_leaves_no_row(store: tuple[str, dict]) 
     assert rows(url, 'SELECT "id" FROM "mastra_scorers" WHERE "scorerId" = ?', ("localjudge:killed",)) == []
 
 
-def test_the_default_model_scores_stored_runs(libsql_copy: tuple[str, dict], tmp_path: Path) -> None:
-    """One real-model pass (under the model lock): a few stored runs scored on SmolLM2, each scored
-    run read back through Mastra's API with localjudge's score and reason."""
-    url, app = libsql_copy
-    if not (MODEL / "model.safetensors").exists():
-        pytest.fail(f"{MODEL} is missing: run `python scripts/get_default_model.py` first")
-    out = tmp_path / "real.jsonl"
-    done = subprocess.run([sys.executable, "-m", "localjudge.cli", "--quiet", "score", "--model", str(MODEL),
-                           "--mastra-store", url, "--scorer", "answer_relevancy", "--mastra-agent", "weather-agent",
-                           "--threads", "1", "--out", str(out)],
-                          capture_output=True, text=True, cwd=ROOT, timeout=900)
-    assert done.returncode == 0, done.stderr[-3000:]
-    results = results_file(out)
-    assert len(results) == 2
-    back = node("read_scores.mjs", url, stdin={"runIds": [r["run_id"] for r in results]})
-    for result in results:
-        found = back["byRun"][result["run_id"]]
-        if result["answer_relevancy_score"] is None:
-            assert found == [] and result["answer_relevancy_error_kind"]
-            continue
-        assert len(found) == 1 and found[0]["score"] == result["answer_relevancy_score"]
-        assert found[0]["reason"] == result["answer_relevancy_reason"]
-        assert found[0]["metadata"]["localjudge"]["judge"].startswith("smollm2")
+def test_a_run_without_context_names_the_command_lines_way(monkeypatch: pytest.MonkeyPatch,
+                                                           libsql_copy: tuple[str, dict], tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A run with no tool results has no context: hallucination leaves it unscored, and the scorer's
+    own message names only the Python API (context= / get_context=). The command says how to give
+    the passages from the command line, and that way works."""
+    url, _ = libsql_copy
+    out = tmp_path / "without.jsonl"
+    assert score(monkeypatch, url, "--scorer", "hallucination", "--out", str(out)) == 0
+    unscored = [r["run_id"] for r in results_file(out) if r["hallucination_score"] is None]
+    assert unscored and all("needs context" in r["hallucination_error"] for r in results_file(out)
+                            if r["hallucination_score"] is None)
+    hints = [line for line in capsys.readouterr().err.splitlines() if "no context:" in line]
+    assert len(hints) == 1 and "--scorer-option hallucination.context=@passages.json" in hints[0], hints
+    passages = tmp_path / "passages.json"  # the hint, followed
+    passages.write_text(json.dumps(["Paris: 18 degrees, light rain.", "1 divided by 0 is undefined."]))
+    out = tmp_path / "with.jsonl"
+    assert score(monkeypatch, url, "--scorer", "hallucination", "--scorer-option",
+                 f"hallucination.context=@{passages}", "--out", str(out)) == 0
+    assert [r["run_id"] for r in results_file(out) if r["hallucination_score"] is None] == []
+    assert "no context:" not in capsys.readouterr().err
+    written = {r["runId"] for r in localjudge_rows(url) if r["scorerId"] == "localjudge:hallucination"}
+    assert set(unscored) <= written
 
 
 def test_a_locked_score_table_ends_in_one_line_naming_the_lock(pg_copy: tuple[str, dict]) -> None:
