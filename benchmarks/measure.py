@@ -278,7 +278,7 @@ class CappedJudge:
 def set_torch_threads(threads: int | None) -> None:
     """`torch.set_num_threads(threads)` when given (`--threads`): the library leaves it alone, and
     the scripts set it as the CLI does."""
-    from localjudge.cli.shared import set_threads
+    from localjudge.engines import set_threads
 
     set_threads(threads)
 

@@ -10,8 +10,9 @@ import argparse
 import sys
 from typing import Any
 
-from localjudge.cli.shared import Bars, CliError, ScorerOptions, engine_options, load_modules
-from localjudge.cluster import ClusterError, JudgeSpec, RayMissingError, ScorerSpec, evaluate_on_ray
+from localjudge.cli.shared import Bars, CliError, ScorerOptions, judge_spec, load_modules
+from localjudge.cluster import ClusterError, RayMissingError, ScorerSpec, evaluate_on_ray
+from localjudge.engines import JudgeSpec
 from localjudge.evaluation import Columns, Evaluation, ResultStore
 
 RAY_FLAGS = ("judges", "gpus_per_judge", "cpus_per_judge")
@@ -56,14 +57,14 @@ def check_ray_flags(args: argparse.Namespace, world: int) -> None:
 def score_on_ray(args: argparse.Namespace, names: list[str], options: ScorerOptions, dataset: Any,
                  columns: Columns, judged: bool) -> Evaluation:
     """Score `dataset` on the cluster, resuming from and appending to OUT.progress/ as `score` does."""
-    judge = JudgeSpec(args.model, args.engine, engine_options(args)) if judged else None
+    judge = judge_spec(args) if judged else None
     if judge is not None:
         judge.check()  # a bad model path: one line, before Ray starts
     store = ResultStore(f"{args.out}.progress") if args.out and not args.no_resume else None
     modules = load_modules(getattr(args, "scorer_module", None) or [])  # loaded already: as each actor loads them
     specs = [ScorerSpec(name, args.scale, args.mode, options.get(name, {}), args.compat, modules) for name in names]
     judges = args.judges or 1
-    print(f"judge: {judge.model if judge else 'none'} ({args.engine}) in {judges} Ray actor(s)" if judge
+    print(f"judge: {judge.model} ({judge.engine}) in {judges} Ray actor(s)" if judge
           else "judge: none (every scorer is model-free)", file=sys.stderr)
     bars = Bars(len(dataset), not args.quiet)
     try:

@@ -34,7 +34,7 @@ from typing import Any
 
 import pytest
 
-from localjudge.engines import ENGINES, EngineOptionError, load_judge
+from localjudge.engines import ENGINES, EngineOptionError, JudgeSpec, MissingOptionError
 from localjudge.engines.server import KINDS, ServerError
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
@@ -52,6 +52,11 @@ SERVER_OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
     ("request_timeout", "S", float, "seconds one request may take before it is retried, then unscored"),
     ("server_kind", "KIND", str, "the server's request dialect (default: detected from the server)"),
 )
+
+
+# What an engine cannot load without (`MissingOptionError.option`), in the plugin's options' words.
+NEEDS_OPTION = {"model": f"the `judge` fixture needs a local model: give --localjudge-model PATH or set {ENV_MODEL}",
+                "base_url": "the `judge` fixture on --localjudge-engine server needs --localjudge-base-url URL"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -92,19 +97,19 @@ def judge(pytestconfig: pytest.Config) -> Judge:
     (a relative path is read from the directory pytest was started in)."""
     path = pytestconfig.getoption("localjudge_model") or os.environ.get(ENV_MODEL)
     engine = pytestconfig.getoption("localjudge_engine")
-    if engine == "server" and not pytestconfig.getoption("localjudge_base_url"):
-        pytest.fail("the `judge` fixture on --localjudge-engine server needs --localjudge-base-url URL", pytrace=False)
-    if not path and engine != "server":
-        pytest.fail(f"the `judge` fixture needs a local model: give --localjudge-model PATH or set {ENV_MODEL}",
-                    pytrace=False)
     names = ["device_map", "dtype", "max_context", *(name for name, *_ in SERVER_OPTIONS)]
     given = {name: value for name in names if (value := pytestconfig.getoption(f"localjudge_{name}")) is not None}
+    spec = JudgeSpec(pytestconfig.invocation_params.dir / Path(path) if path else None, engine, given)
     try:
-        return load_judge(pytestconfig.invocation_params.dir / Path(path) if path else None,  # heavy: loads here
-                          engine=engine, **given)
+        spec.checked()
     except EngineOptionError as error:
         pytest.fail(f"--localjudge-{error.option.replace('_', '-')} is not an option of --localjudge-engine "
                     f"{engine}: {error}", pytrace=False)
+    except MissingOptionError as error:
+        pytest.fail(NEEDS_OPTION.get(error.option, f"the `judge` fixture on --localjudge-engine {engine} needs "
+                                                   f"--localjudge-{error.option.replace('_', '-')}"), pytrace=False)
+    try:
+        return spec.load()  # heavy: loads here
     except ServerError as error:
         pytest.fail(f"the `judge` fixture's server: {error}", pytrace=False)
 

@@ -6,13 +6,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from localjudge.engines import ENGINES, FLAGS, EngineOptionError, check_engine, load_judge, rank_cpus, rank_gpus
+from localjudge.engines import (
+    ENGINES,
+    FLAGS,
+    EngineOptionError,
+    JudgeSpec,
+    MissingOptionError,
+    OptionValueError,
+    check_threads,
+)
 from localjudge.engines.server import KINDS
 from localjudge.evaluation import Columns, ScorerSummary
 from localjudge.judge import FakeJudge, Judge
@@ -126,88 +133,54 @@ def check_numbers(args: argparse.Namespace, *, engine: bool = True) -> None:
         raise ValueError(f"--max-context must be at least 1, got {args.max_context}")
     if getattr(args, "max_rows", None) is not None and args.max_rows < 1:
         raise ValueError(f"--max-rows must be at least 1, got {args.max_rows}")
-    check_threads(getattr(args, "threads", None), "--threads")
+    try:
+        check_threads(getattr(args, "threads", None))
+    except OptionValueError as error:
+        raise CliError(in_flags(error)) from None
     if engine and hasattr(args, "engine"):
-        engine_options(args)
+        judge_spec(args)
 
 
-def check_threads(threads: Any, where: str) -> None:
-    """A thread count is None (the engine's default) or a whole number of at least 1."""
-    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
-        raise ValueError(f"{where} must be a whole number of at least 1, got {threads!r}")
+# What an engine cannot load without, in the flags' words (`MissingOptionError.option` -> the flag, what it is).
+NEEDS_FLAG = {"model": "--model, a local model directory or .gguf file",
+              "base_url": "--base-url, the server's URL (e.g. http://127.0.0.1:8000/v1)"}
 
 
-def set_threads(threads: int | None, engine: str = "transformers") -> None:
-    """CPU threads, a process-wide setting: only the commands set it. The transformers engine
-    runs in this process (torch's thread count); vLLM's CPU engine binds its own process to
-    cores (``VLLM_CPU_OMP_THREADS_BIND``, unless already set)."""
-    check_threads(threads, "threads")
-    if not threads:
-        return
-    if engine == "vllm":
-        os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", f"0-{threads - 1}")
-        return
-    import torch  # heavy: only when asked
-
-    torch.set_num_threads(threads)
-
-
-def rank_threads(engine: str) -> None:
-    """A data-parallel rank on a machine without GPUs (`accelerate launch` sets LOCAL_RANK and
-    LOCAL_WORLD_SIZE) gets its own share of the cores: vLLM's engine binds to them (by default every
-    rank's engine binds the first cores, and the ranks wait on each other), torch takes that many
-    threads. Not when the cores are fewer than the ranks, nor where the binding is already set."""
-    cores = rank_cpus(int(os.environ.get("LOCAL_RANK", "0")), int(os.environ.get("LOCAL_WORLD_SIZE", "1")),
-                      os.sched_getaffinity(0))
-    if not cores:
-        return
-    if engine == "vllm":
-        os.environ.setdefault("VLLM_CPU_OMP_THREADS_BIND", ",".join(map(str, cores)))
-    else:
-        set_threads(len(cores), engine)
+def in_flags(error: ValueError) -> str:
+    """A judge spec's error (`JudgeSpec.checked`) in the words of the flags that caused it."""
+    if isinstance(error, EngineOptionError):
+        if error.option == "threads":
+            return f"--threads is a flag of the local engines, not of --engine {error.engine}"
+        owners = error.owners
+        return (f"--{error.option.replace('_', '-')} is a flag of the {' and '.join(owners)} "
+                f"engine{'s' if len(owners) > 1 else ''}, not of --engine {error.engine}")
+    if isinstance(error, MissingOptionError):
+        return f"--engine {error.engine} needs {NEEDS_FLAG.get(error.option, '--' + error.option.replace('_', '-'))}"
+    if isinstance(error, OptionValueError):
+        return f"--{error.option.replace('_', '-')} must be {error.rule}, got {error.value!r}"
+    return str(error)
 
 
-def engine_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The engine options the flags set (only those given), checked against the chosen engine:
-    a flag of another engine, a missing --model or --base-url is a user error, before any model
-    loads."""
+def judge_spec(args: argparse.Namespace) -> JudgeSpec:
+    """The judge the model flags name (only the flags given), checked against the chosen engine
+    before any model loads: a flag of another engine, a missing --model or --base-url is a user
+    error (`CliError`) naming the flag."""
     options = {flag: getattr(args, flag, None) for flag in FLAGS}
     for flag in ("trust_remote_code", "allow_pickle"):
         options[flag] = options[flag] or None  # store_true: False means "not given"
+    spec = JudgeSpec(args.model, args.engine, {key: value for key, value in options.items() if value is not None},
+                     getattr(args, "threads", None))
     try:
-        given = check_engine(args.engine, options)
-    except EngineOptionError as error:
-        owners = error.owners
-        raise CliError(f"--{error.option.replace('_', '-')} is a flag of the {' and '.join(owners)} "
-                       f"engine{'s' if len(owners) > 1 else ''}, not of --engine {error.engine}") from None
-    if args.engine == "server":
-        if "base_url" not in given:
-            raise CliError("--engine server needs --base-url, the server's URL (e.g. http://127.0.0.1:8000/v1)")
-        if getattr(args, "threads", None):
-            raise CliError("--threads is a flag of the local engines, not of --engine server")
-    elif not args.model:
-        raise CliError(f"--engine {args.engine} needs --model, a local model directory or .gguf file")
-    return given
+        spec.checked()
+    except (EngineOptionError, MissingOptionError, OptionValueError) as error:
+        raise CliError(in_flags(error)) from None
+    return spec
 
 
 def build_judge(args: argparse.Namespace, device: str | None = None) -> Judge:
     """The judge of the model flags (loads the model and its engine). `device`: this process's
-    accelerator in a data-parallel run (``cuda:N``), where each rank runs its own engine."""
-    options = engine_options(args)
-    set_threads(args.threads, args.engine)
-    if args.engine == "vllm":  # vLLM's log lines to stderr, at the CLI's level: stdout keeps the results
-        os.environ.setdefault("VLLM_LOGGING_STREAM", "ext://sys.stderr")
-        os.environ.setdefault("VLLM_LOGGING_LEVEL", "DEBUG" if getattr(args, "debug", False) else "WARNING")
-    if device == "cpu" and args.engine != "server" and not args.threads:
-        rank_threads(args.engine)
-    if device is not None and args.engine != "server":  # a server's GPUs are its own
-        if args.engine != "vllm":
-            options["device_map"] = device
-        elif device.startswith("cuda"):  # the rank's GPUs, set before its engine's processes start
-            per_rank = (args.tensor_parallel_size or 1) * (args.pipeline_parallel_size or 1)
-            local_rank = int(device.split(":")[1]) if ":" in device else 0
-            os.environ["CUDA_VISIBLE_DEVICES"] = rank_gpus(local_rank, per_rank, os.environ.get("CUDA_VISIBLE_DEVICES"))
-    judge = load_judge(args.model, engine=args.engine, **options)
+    accelerator in a data-parallel run (``cuda:N``, ``cpu``), where each rank runs its own engine."""
+    judge = judge_spec(args).load(device, log_level="DEBUG" if getattr(args, "debug", False) else "WARNING")
     print(f"judge: {judge.identity}", file=sys.stderr)
     return judge
 

@@ -58,17 +58,9 @@ from typing import Any
 
 from localjudge.cli.cluster import sweep_cell_on_ray, sweep_ray
 from localjudge.cli.outputs import check_output_dir, check_output_file, hold_run
-from localjudge.cli.shared import (
-    Bars,
-    check_scorers,
-    check_threads,
-    higher_is_better,
-    markdown_table,
-    set_threads,
-    summary_rows,
-)
-from localjudge.cluster import JudgeSpec, ScorerSpec, ray_session
-from localjudge.engines import OPTIONS, check_engine, load_judge
+from localjudge.cli.shared import Bars, check_scorers, higher_is_better, markdown_table, summary_rows
+from localjudge.cluster import ScorerSpec, ray_session
+from localjudge.engines import OPTIONS, EngineOptionError, JudgeSpec, engine_needs
 from localjudge.evaluation import Columns, ResultStore, evaluate, read_table, write_table
 from localjudge.scorers import build_scorer, load_scorer_modules
 from localjudge.scoring import check_compat
@@ -146,21 +138,23 @@ def load_config(path: str | Path) -> dict[str, Any]:
 
 
 def _check_model(p: Path, entry: Any) -> None:
-    """A model entry's shape: known keys; `path` (a local engine) or `name` and `base_url` (a
-    server); options its engine takes."""
+    """A model entry's shape: known keys; `path` (a local engine) or `name` and what its engine
+    needs (a server: `base_url`; the entry's results folder is named by its `name`, there being
+    no model folder to name it by); then its judge spec, checked (`JudgeSpec.checked`)."""
     unknown = set(entry) - MODEL_KEYS if isinstance(entry, dict) else set()
-    server = isinstance(entry, dict) and entry.get("engine") == "server"
-    needs = ("name", "base_url") if server else ("path",)
+    needed = engine_needs(entry.get("engine", "transformers")) if isinstance(entry, dict) else None
+    needs = ("path",) if needed in ("model", None) else ("name", needed)
     if not isinstance(entry, dict) or unknown or any(key not in entry for key in needs):
         raise ValueError(f"{p}: model entry {entry!r}: needs {' and '.join(repr(k) for k in needs)}; unknown "
                          f"keys {sorted(unknown)} (known: {', '.join(sorted(MODEL_KEYS))})")
     try:
-        check_engine(entry.get("engine", "transformers"), _engine_options(entry))
+        _judge_spec(entry).checked()
+    except EngineOptionError as error:
+        said = (f"threads is a key of the local engines, not of the {error.engine} engine" if error.option == "threads"
+                else str(error))
+        raise ValueError(f"{p}: model entry {entry!r}: {said}") from None
     except ValueError as error:
         raise ValueError(f"{p}: model entry {entry!r}: {error}") from None
-    if server and entry.get("threads"):
-        raise ValueError(f"{p}: model entry {entry!r}: threads is a key of the local engines, not of the server engine")
-    check_threads(entry.get("threads"), f"{p}: model entry {entry!r}: threads")
 
 
 def _engine_options(model: dict[str, Any]) -> dict[str, Any]:
@@ -279,8 +273,9 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 
 def _judge_spec(model: dict[str, Any]) -> JudgeSpec:
-    """What a sweep on Ray hands its actors to load a model entry's judge."""
-    return JudgeSpec(model.get("path"), model.get("engine", "transformers"), _engine_options(model))
+    """A model entry's judge: loaded by the sweep, or on Ray handed to each cell's actors."""
+    return JudgeSpec(model.get("path"), model.get("engine", "transformers"), _engine_options(model),
+                     model.get("threads"))
 
 
 def _sweep(args: argparse.Namespace, config: dict[str, Any], entries: list[ScorerEntry]) -> int:
@@ -308,11 +303,7 @@ def _cells(args: argparse.Namespace, config: dict[str, Any], entries: list[Score
     out_dir = Path(config["out_dir"])
     for model in config["models"]:
         model_name = _model_name(model)
-        engine = model.get("engine", "transformers")
-        judge = None
-        if on_ray is None:
-            set_threads(model.get("threads"), engine)
-            judge = load_judge(model.get("path"), engine=engine, **_engine_options(model))  # heavy: the engine loads
+        judge = None if on_ray is not None else _judge_spec(model).load()  # heavy: the engine loads
         for data in config["datasets"]:
             data_name = _data_name(data)
             dataset = read_table(data["path"])

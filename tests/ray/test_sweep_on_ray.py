@@ -36,7 +36,7 @@ def test_a_sweep_on_ray_with_the_server_engine_writes_the_same_files(cluster: An
     with serving() as server:
         server.answer = schema_answer
         with monkeypatch.context() as patch:
-            patch.setattr("localjudge.cli.sweep.load_judge", no_judge_here)
+            patch.setattr("localjudge.engines.JudgeSpec.load", no_judge_here)
             on_ray = sweep(tmp_path, "ray", server.url, {"judges": 1})
         asked = len(server.posts())
         local = sweep(tmp_path, "local", server.url, None)

@@ -22,9 +22,10 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.cli import bench, shared, sweep
+from localjudge.cli import bench, shared
 from localjudge.cli.main import main
 from localjudge.cli.outputs import LOCK_NAME, run_name
+from localjudge.engines import JudgeSpec
 from localjudge.evaluation import RunLock, RunLockedError
 from tests.conftest import EXAMPLES, ROOT
 from tests.fakes import FakeJudgeFactory
@@ -46,7 +47,7 @@ def no_model(*args: object, **kwargs: object) -> None:
 @pytest.fixture
 def no_loading(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(shared, "build_judge", no_model)
-    monkeypatch.setattr(sweep, "load_judge", no_model)
+    monkeypatch.setattr(JudgeSpec, "load", no_model)
 
 
 def score(capsys: pytest.CaptureFixture[str], out: Path | str, *more: str) -> tuple[int, str]:

@@ -5,15 +5,18 @@ vLLM installed: tests/engines/test_vllm_judge.py; the vLLM engine end to end: te
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from localjudge import FakeJudge
 from localjudge.cli.main import main
 from localjudge.cli.sweep import load_config
-from localjudge.engines.choice import EngineOptionError, check_engine, rank_cpus, rank_gpus
+from localjudge.engines import EngineOptionError, JudgeSpec, check_engine, rank_cpus, rank_gpus
+from tests.fakes import stand_in_engine
 
 
 @pytest.mark.parametrize(("engine", "option", "owner"), [
@@ -110,14 +113,15 @@ def test_each_cpu_data_parallel_rank_gets_its_own_cores(rank: int, world: int, a
 
 
 def test_a_cpu_rank_binds_vllm_to_its_own_cores(monkeypatch: pytest.MonkeyPatch) -> None:
-    from localjudge.cli import shared
-
-    monkeypatch.delenv("VLLM_CPU_OMP_THREADS_BIND", raising=False)
+    bound: list[str | None] = []
+    stand_in_engine(monkeypatch, lambda path, **options: bound.append(os.environ.get("VLLM_CPU_OMP_THREADS_BIND"))
+                    or FakeJudge({}), "vllm")
+    monkeypatch.setenv("VLLM_CPU_OMP_THREADS_BIND", "")
+    monkeypatch.delenv("VLLM_CPU_OMP_THREADS_BIND")  # unset, and unset again after the test
     monkeypatch.setenv("LOCAL_RANK", "1")
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
-    monkeypatch.setattr(shared.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
-    shared.rank_threads("vllm")
-    assert shared.os.environ["VLLM_CPU_OMP_THREADS_BIND"] == "2,3"
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3})
+    JudgeSpec("m", "vllm").load("cpu")
     monkeypatch.setenv("VLLM_CPU_OMP_THREADS_BIND", "0")  # the user's binding stays
-    shared.rank_threads("vllm")
-    assert shared.os.environ["VLLM_CPU_OMP_THREADS_BIND"] == "0"
+    JudgeSpec("m", "vllm").load("cpu")
+    assert bound == ["2,3", "0"]  # set before the engine starts
