@@ -28,9 +28,10 @@ import pickle
 import time
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext, suppress
 from typing import Any
 
+from localjudge.cluster import address as cluster_address
 from localjudge.cluster.plan import (
     Collector,
     JudgeSource,
@@ -190,23 +191,37 @@ def ray_session(address: str | None = None) -> Iterator[Any]:
     """The `ray` module, connected: to the cluster Ray is already initialised with in this process
     (left running), else to `address` (None: the one Ray finds, or a new local one), shut down at
     the end. Usage stats off (`RAY_USAGE_STATS_ENABLED=0` while the session lasts, whatever it was
-    set to), no dashboard. A new local cluster listens on 127.0.0.1 only (`LOCAL_ONLY_ENV`). The
+    set to), no dashboard. A new local cluster listens on 127.0.0.1 only (`LOCAL_ONLY_ENV`). A named
+    address is tried first (one line when nothing answers), and one on this machine is reached as
+    `ray start` set it up: token mode, a loopback-only binding (`localjudge.cluster.address`). The
     actors' output reaches this process only when this module logs at DEBUG."""
     ray = _import_ray()
     if ray.is_initialized():
         yield ray
         return
     local, debug = _starts_local(ray, address), log.isEnabledFor(logging.DEBUG)
+    named, here, loopback = cluster_address.target(address), False, local
+    if named is not None:
+        problem = cluster_address.unreachable(named)
+        if problem is not None:
+            raise ClusterError(problem)
+        node_ip = ray._private.services.get_node_ip_address()
+        here = cluster_address.on_this_machine(named, node_ip)
+        loopback = cluster_address.bound_to_loopback(named, node_ip)
     # Usage stats forced off, a user's =1 too: nothing leaves the machine.
-    with _environment({"RAY_USAGE_STATS_ENABLED": "0", **(LOCAL_ONLY_ENV if local else {}),
+    with _environment({"RAY_USAGE_STATS_ENABLED": "0", **(LOCAL_ONLY_ENV if loopback else {}),
                        **({} if debug else QUIET_RETRIES_ENV)}):
-        with _loopback_only(ray, local):
-            ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING, log_to_driver=debug,
-                     **({"_node_ip_address": LOOPBACK} if local else {}))
-        try:
-            yield ray
-        finally:
-            ray.shutdown()
+        with cluster_address.local_token_auth(ray) if here else nullcontext():
+            with _loopback_only(ray, loopback):
+                try:
+                    ray.init(address=address, include_dashboard=False, logging_level=logging.WARNING,
+                             log_to_driver=debug, **({"_node_ip_address": LOOPBACK} if loopback else {}))
+                except ConnectionError as error:
+                    raise ClusterError(f"{error}; {cluster_address.AUTH_HINT}") from None
+            try:
+                yield ray
+            finally:
+                ray.shutdown()
 
 
 def _starts_local(ray: Any, address: str | None) -> bool:
@@ -253,6 +268,8 @@ def _import_ray() -> Any:
         import ray
         import ray._private.ray_constants  # noqa: F401 - read by `ray_session` (ray itself loads both)
         import ray._private.services  # noqa: F401
+        with suppress(ImportError):  # token authentication: Ray 2.5x and later
+            import ray._private.authentication.authentication_token_setup  # noqa: F401
         import ray.data  # noqa: F401 - Ray Data is the extra's, not plain ray's
     except ImportError:
         raise RayMissingError(RAY_MISSING) from None

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from localjudge.cluster import address as cluster_address
 from localjudge.cluster import ray_session, runner
 
 LOCAL_ONLY = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
@@ -22,7 +23,7 @@ def fake_ray(seen: list[Any], found: str | None = None) -> Any:
     `found` is the cluster Ray's own lookup finds (None: it would start a new one)."""
     constants = types.SimpleNamespace(ENABLE_RAY_CLUSTER=True)
     services = types.SimpleNamespace(canonicalize_bootstrap_address=lambda address: found if address is None
-                                     else address)
+                                     else address, get_node_ip_address=lambda: "10.0.0.9")
 
     def init(**kwargs: Any) -> None:
         seen.append({**kwargs, "stats": os.environ.get("RAY_USAGE_STATS_ENABLED"),
@@ -66,6 +67,7 @@ def test_a_cluster_the_user_names_or_ray_finds_is_left_as_it_is(monkeypatch: pyt
                                                               found: str | None) -> None:
     seen: list[Any] = []
     monkeypatch.setattr(runner, "_import_ray", lambda: fake_ray(seen, found))
+    monkeypatch.setattr(cluster_address, "_accepts", lambda host, port, seconds: True)  # a cluster there
     monkeypatch.delenv(LOCAL_ONLY, raising=False)
     with ray_session(address):
         pass
