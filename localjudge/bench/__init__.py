@@ -1,14 +1,29 @@
-"""Accuracy against human labels: benchmarks (`data`), metrics, the run (`run`) and its report.
+"""Accuracy against human labels: benchmarks (`data`), metrics, the run (`run`) and its report;
+calibration maps fitted on labels (`platt`, `calibration_fit`) and read back (`calibration_file`).
 
-Imports point down only: `run` uses `claim_checks`, `data`, `metrics`, `report` and `types`;
-`report` uses `data`, `plots` and `types`; `claim_checks` and `plots` use `metrics` and
-`types`; nothing here imports the CLI.
+Imports point down only: `run` uses `calibration_fit`, `claim_checks`, `data`, `metrics`, `report`
+and `types`; `calibration_fit` uses `calibration_file`, `metrics`, `platt` and `types`; `report`
+uses `data`, `plots` and `types`; `types` uses `calibration_file`, which uses `platt`;
+`claim_checks` and `plots` use `metrics` and `types`; nothing here imports the CLI.
 """
 
+from localjudge.bench.calibration_file import (
+    CalibrationFile,
+    CalibrationMap,
+    apply_calibration,
+    calibrate_rows,
+    calibrated_column,
+    check_calibration,
+    load_calibration,
+    write_calibration,
+)
+from localjudge.bench.calibration_fit import fit_map
 from localjudge.bench.data import BENCHMARKS, Benchmark, custom_benchmark, load_benchmark, select_benchmarks
 from localjudge.bench.report import summary_table
 from localjudge.bench.run import run_bench
 from localjudge.bench.types import BenchReport, BenchResult, Estimate, ScoreRow
 
-__all__ = ["BENCHMARKS", "BenchReport", "BenchResult", "Benchmark", "Estimate", "ScoreRow", "custom_benchmark",
-           "load_benchmark", "run_bench", "select_benchmarks", "summary_table"]
+__all__ = ["BENCHMARKS", "BenchReport", "BenchResult", "Benchmark", "CalibrationFile", "CalibrationMap", "Estimate",
+           "ScoreRow", "apply_calibration", "calibrate_rows", "calibrated_column", "check_calibration",
+           "custom_benchmark", "fit_map", "load_benchmark", "load_calibration", "run_bench", "select_benchmarks",
+           "summary_table", "write_calibration"]

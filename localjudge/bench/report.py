@@ -42,6 +42,12 @@ CALIBRATION = (
     "accuracy on a stratified half of the rows (seeded), then measured on the other half: what a threshold "
     "chosen on your own labeled data would give."
 )
+FITTED = (
+    "Calibration maps fitted on these labels (Platt scaling on the log-odds: sigmoid(a * logit(prob score) + b), "
+    "one per scorer, its benchmarks' rows pooled), written to the calibration file for `localjudge score "
+    "--calibration`. AUC and ECE are cross-validated: {folds}; before is the prob score, after the calibrated "
+    "probability, on the same rows, with 95% bootstrap intervals."
+)
 ROUTES = (
     f"By route: a terse output (at most {WORDS_PER_CLAIM} words) is one claim by rule, a longer one goes "
     "through the claims step. Where the label goes with output length, an AUC over both can come from the "
@@ -133,6 +139,29 @@ def calibration_table(result: BenchResult) -> list[dict[str, str]]:
     } for name, c in result.calibration.items()]
 
 
+def _figure(figure: dict[str, float | None]) -> str:
+    return fmt(Estimate(figure["value"], figure["low"], figure["high"]))
+
+
+def fitted_table(report: BenchReport) -> list[dict[str, str]]:
+    """Per calibration map fitted: what it was fitted on, its numbers, and AUC and ECE before and
+    after, cross-validated."""
+    return [{
+        "scorer": m.scorer, "mode": m.mode, "rows (label 1)": f"{m.fit['rows']} ({m.fit['positives']})",
+        "a, b": f"{m.a:.3f}, {m.b:.3f}", "AUC before": _figure(m.fit["auc_before"]),
+        "AUC after": _figure(m.fit["auc_after"]), "ECE before": _figure(m.fit["ece_before"]),
+        "ECE after": _figure(m.fit["ece_after"]),
+    } for m in report.calibration_maps]
+
+
+def _fitted_text(report: BenchReport) -> list[str]:
+    """The calibration section's paragraph, then its notes (scorers that got no map)."""
+    if not report.calibration_maps and not report.calibration_notes:
+        return []
+    folds = report.calibration_maps[0].fit["cross_validation"] if report.calibration_maps else "-"
+    return [FITTED.format(folds=folds), *report.calibration_notes]
+
+
 def route_table(result: BenchResult) -> list[dict[str, str]]:
     """Claim scorers: the judge's AUCs and output length's on each route's rows alone."""
     return [{"route": r.route, "rows (label 1)": f"{r.n} ({r.positives})", "judge AUC": fmt(r.judge_auc),
@@ -173,6 +202,10 @@ def render_markdown(report: BenchReport, plots: dict[str, list[str]]) -> str:
         f"seed {ident['seed']}, {ident['bootstrap_resamples']} bootstrap resamples; {_rows_used(ident)}.", "",
         READING, "", "## Summary", "", _markdown_table(summary_table(report)), "",
     ]
+    fitted = _fitted_text(report)
+    if fitted:
+        parts += ["## Calibration maps", "", fitted[0], "", _markdown_table(fitted_table(report)), "",
+                  *(f"- {note}" for note in fitted[1:]), ""]
     for result in report.results:
         parts += [f"## {_heading(result)}", "", _counts(result), "", _markdown_table(result_table(result)), ""]
         if result.calibration:
@@ -208,6 +241,10 @@ def render_html(report: BenchReport, plots: dict[str, list[str]], out_dir: Path)
         f"resamples; {_rows_used(ident)}.</p>",
         f"<p>{escape(READING)}</p><h2>Summary</h2>", _html_table(summary_table(report)),
     ]
+    fitted = _fitted_text(report)
+    if fitted:
+        parts += [f"<h2>Calibration maps</h2><p>{escape(fitted[0])}</p>", _html_table(fitted_table(report)),
+                  "<ul>", *(f"<li>{escape(note)}</li>" for note in fitted[1:]), "</ul>"]
     for result in report.results:
         parts += [f"<h2>{escape(_heading(result))}</h2><p>{escape(_counts(result))}</p>",
                   _html_table(result_table(result))]
@@ -237,6 +274,6 @@ def write_report(report: BenchReport, out_dir: Path, *, html: bool = True) -> di
         files["report.html"] = str(out_dir / "report.html")
         (out_dir / "report.html").write_text(render_html(report, plots, out_dir), encoding="utf-8")
     (out_dir / "report.md").write_text(render_markdown(report, plots), encoding="utf-8")
-    data = {**report.to_dict(), "files": files}
+    data = {**report.to_dict(), "files": {**report.files, **files}}
     (out_dir / "report.json").write_text(json.dumps(data, indent=2, default=str) + "\n", encoding="utf-8")
     return files

@@ -27,6 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from localjudge.bench.calibration_fit import fit_report
 from localjudge.bench.claim_checks import claims_rule, count_claim_sources, route_rows
 from localjudge.bench.data import Benchmark, load_benchmark, select_benchmarks
 from localjudge.bench.metrics import (
@@ -254,7 +255,8 @@ def run_bench(judge: Judge, benchmarks: Sequence[str | Benchmark] | None = None,
               scorers: Sequence[str] | None = None, limit: int | None = None, batch_size: int = 8,
               out_dir: str | Path | None = None, n_boot: int = 1000, seed: int = 0, resume: bool = True,
               html: bool = True, progress: Callable[[str, int], None] | None = None,
-              mode: str = "pipeline", scorer_options: Mapping[str, Mapping[str, Any]] | None = None) -> BenchReport:
+              mode: str = "pipeline", scorer_options: Mapping[str, Mapping[str, Any]] | None = None,
+              fit_calibration: str | Path | None = None) -> BenchReport:
     """Measure `judge` on benchmarks against their labels and write the report.
 
     Args:
@@ -274,6 +276,8 @@ def run_bench(judge: Judge, benchmarks: Sequence[str | Benchmark] | None = None,
         mode: The scorers' mode: ``"pipeline"`` or ``"direct"`` (see `localjudge.scorers.direct`).
         scorer_options: Each scorer's options, by scorer name (``{"rubric": {"criteria": [...]}}``;
             see `localjudge.scorers.build_scorer`).
+        fit_calibration: Also fit a calibration map per scorer, written to this JSON file and reported
+            cross-validated (`localjudge.bench.calibration_fit`); `ValueError`, after the report, if none.
     """
     chosen = select_benchmarks(benchmarks, scorers)
     loaded = [load_benchmark(bench, limit) for bench in chosen]  # every data error before the first model call
@@ -289,6 +293,10 @@ def run_bench(judge: Judge, benchmarks: Sequence[str | Benchmark] | None = None,
             write_table(scored, out / "scored" / f"{bench.name}.jsonl")
     identity = run_identity(judge, chosen, results, limit=limit, seed=seed, n_boot=n_boot, started=started)
     report = BenchReport(results, identity)
+    if fit_calibration is not None:
+        report = fit_report(report, fit_calibration, mode=mode, n_boot=n_boot, seed=seed)
     if out is not None:
-        report = replace(report, files=write_report(report, out, html=html))
+        report = replace(report, files={**report.files, **write_report(report, out, html=html)})
+    if fit_calibration is not None and not report.calibration_maps:
+        raise ValueError(f"no calibration written to {fit_calibration}: {'; '.join(report.calibration_notes)}")
     return report

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from localjudge.bench.calibration_file import CalibrationMap
+
 THRESHOLD = 0.5  # fraction of the scale at or above which a score predicts label 1
 JUDGE, JUDGE_PROB = "judge score", "judge prob score"
 Series = dict[str, tuple[list[float], list[int]]]  # score name -> (scores, labels) on its rows
@@ -109,11 +111,19 @@ class BenchResult:
 
 @dataclass(frozen=True)
 class BenchReport:
-    """The results of a bench run, its identity (judge, versions, seed, time), files written."""
+    """The results of a bench run, its identity (judge, versions, seed, time), files written, and
+    the calibration maps fitted (`run_bench(..., fit_calibration=...)`) with a line per scorer
+    that got none."""
 
     results: list[BenchResult]
     identity: dict[str, Any]
     files: dict[str, str] = field(default_factory=dict)
+    calibration_maps: list[CalibrationMap] = field(default_factory=list)
+    calibration_notes: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"identity": self.identity, "results": [r.to_dict() for r in self.results], "files": self.files}
+        data = {"identity": self.identity, "results": [r.to_dict() for r in self.results], "files": self.files}
+        if self.calibration_maps or self.calibration_notes:
+            data["calibration_maps"] = [asdict(m) for m in self.calibration_maps]
+            data["calibration_notes"] = list(self.calibration_notes)
+        return data

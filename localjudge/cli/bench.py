@@ -8,6 +8,7 @@ Built-in benchmarks (200 rows each, 100 per label; see localjudge/bench/bench_da
     localjudge bench --model M --scorer toxicity --benchmark toxigen
     localjudge bench --model M --mode direct --out-dir bench-direct
     localjudge bench --model M --data mine.jsonl --scorer faithfulness --label-col human --positive yes
+    localjudge bench --model M --data mine.jsonl --scorer toxicity --positive 1 --fit-calibration cal.json
 
 For each benchmark the report gives ROC-AUC and balanced accuracy (at half the scale), with
 95% bootstrap intervals, for the judge's hard score and its label-probability score, and the
@@ -20,6 +21,11 @@ longer ones, through the claims step), next to output length's. Written to --out
 report.json, report.html, PNG plots, scored/<benchmark>.jsonl and .progress/ (rerunning the
 same command resumes). The column flags apply to --data only.
 
+--fit-calibration FILE also fits, per scorer, a map from its prob score to the rate of label 1
+on these rows (Platt scaling: two numbers, for the 40-300 labeled rows a user has), reports its
+AUC and ECE before and after, cross-validated, and writes it to FILE (JSON) for
+`localjudge score --calibration FILE`, which refuses it for another judge or scorer version.
+
 With --data, label 1 is the row whose --label-col equals --positive, and it must be the
 scorer's positive class: hallucinated (hallucination), faithful (faithfulness) or toxic
 (toxicity).
@@ -31,9 +37,17 @@ import argparse
 import sys
 from typing import Any
 
-from localjudge.bench import BENCHMARKS, custom_benchmark, load_benchmark, run_bench, select_benchmarks, summary_table
+from localjudge.bench import (
+    BENCHMARKS,
+    BenchReport,
+    custom_benchmark,
+    load_benchmark,
+    run_bench,
+    select_benchmarks,
+    summary_table,
+)
 from localjudge.cli import shared
-from localjudge.cli.outputs import check_output_dir, hold_run
+from localjudge.cli.outputs import check_output_dir, check_output_file, hold_run
 from localjudge.cli.shared import (
     Bars,
     CliError,
@@ -92,6 +106,8 @@ def run_bench_command(args: argparse.Namespace, judge: Judge | None = None) -> i
     check_scorers([(name, 1.0, args.mode) for name in measured], options)  # before the model loads
     totals = {b.name: len(load_benchmark(b, args.limit)[1]) for b in benchmarks}  # data errors before the model
     check_output_dir(args.out_dir, "--out-dir")
+    if args.fit_calibration is not None:
+        check_output_file(args.fit_calibration, (".json",), "--fit-calibration")
     with hold_run(args.out_dir, f"--out-dir {args.out_dir}"):
         if judge is None:
             judge = shared.build_judge(args)
@@ -100,12 +116,26 @@ def run_bench_command(args: argparse.Namespace, judge: Judge | None = None) -> i
             report = run_bench(judge, benchmarks, scorers=scorers, limit=args.limit, batch_size=args.batch_size,
                                out_dir=args.out_dir, n_boot=args.bootstrap, seed=args.seed,
                                resume=not args.no_resume, html=not args.no_html, progress=bars, mode=args.mode,
-                               scorer_options=options)
+                               scorer_options=options, fit_calibration=args.fit_calibration)
         finally:
             bars.close()
     print(markdown_table(summary_table(report)))
     print(f"wrote {report.files['report.md']} (and report.json, plots) in {args.out_dir}", file=sys.stderr)
+    for line in fitted_lines(report):
+        print(line, file=sys.stderr)
     return 0
+
+
+def fitted_lines(report: BenchReport) -> list[str]:
+    """One line per calibration map written (its cross-validated ECE and AUC before -> after) and
+    per scorer that got none."""
+    def value(figure: dict[str, float | None]) -> str:
+        return "n/a" if figure["value"] is None else f"{figure['value']:.2f}"
+
+    lines = [f"calibration of {m.scorer} ({m.fit['rows']} rows): ECE {value(m.fit['ece_before'])} -> "
+             f"{value(m.fit['ece_after'])}, AUC {value(m.fit['auc_before'])} -> {value(m.fit['auc_after'])} "
+             f"(cross-validated); written to {report.files['calibration']}" for m in report.calibration_maps]
+    return lines + report.calibration_notes
 
 
 def add_bench_parser(sub: Any) -> None:
@@ -132,6 +162,9 @@ def add_bench_parser(sub: Any) -> None:
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed (default: 0)")
     parser.add_argument("--no-resume", action="store_true", help="do not read or write DIR/.progress/")
     parser.add_argument("--no-html", action="store_true", help="skip report.html")
+    parser.add_argument("--fit-calibration", default=None, metavar="FILE",
+                        help="also fit a calibration map per scorer (prob score -> rate of label 1, Platt scaling), "
+                             "report it cross-validated and write it to FILE (.json) for score --calibration")
     own = parser.add_argument_group("your own labeled file (instead of the built-in benchmarks)")
     own.add_argument("--data", default=None, metavar="FILE", help="JSONL, JSON, CSV, parquet or a dataset folder")
     own.add_argument("--label-col", default="label", help="column with the human label (default: label)")

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.cli import shared
+from localjudge.cli.calibration import add_calibration_flag, calibrator, check_calibration_flag
 from localjudge.cli.cluster import add_ray_flags, check_ray_flags, score_on_ray
 from localjudge.cli.mastra import add_mastra_flags, run_mastra_score
 from localjudge.cli.outputs import check_output_file, hold_run
@@ -44,6 +45,7 @@ from localjudge.scorers import SCORERS
 
 
 def run_score(args: argparse.Namespace) -> int:
+    check_calibration_flag(args)  # a bad --calibration file, before the model loads
     if (args.data is None) == (args.mastra_store is None):
         raise CliError("give --data FILE or --mastra-store URL (one of them)")
     if args.mastra_store is not None and args.ray is not None:
@@ -95,6 +97,7 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
     if judge is None:
         print("judge: none (every scorer is model-free)", file=sys.stderr)
     scorers = build_scorers(names, judge, args.scale, args.mode, options, compat=args.compat)
+    calibrate = calibrator(args, scorers, dataset.column_names)  # --calibration's judge and version, before scoring
     bars = Bars(len(dataset) if world == 1 else -(-len(dataset) // world), not args.quiet)
     try:
         result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store,
@@ -115,7 +118,7 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
         result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store)
         if args.no_resume:
             shutil.rmtree(scratch_dir(args.out), ignore_errors=True)
-    return report(args, result, names, options, judged)
+    return report(args, calibrate(result), names, options, judged)
 
 
 def report(args: argparse.Namespace, result: Evaluation, names: Sequence[str],
@@ -240,4 +243,5 @@ def add_score_parser(sub: Any) -> None:
     add_column_flags(score)
     add_ray_flags(score)
     add_mastra_flags(score)
+    add_calibration_flag(score)
     score.set_defaults(func=run_score)
