@@ -46,7 +46,8 @@ def calibrator(args: argparse.Namespace, scorers: Sequence[Scorer],
     def add(evaluation: Evaluation) -> Evaluation:
         calibrated = apply_calibration(evaluation, calibration, scorers)
         added = ", ".join(calibrated_column(name) for name in maps)
-        print(f"calibrated by {calibration.source}: {added} added to each row", file=sys.stderr)
+        where = f"added to each row of {args.out}" if args.out else "added to each row (written with --out FILE)"
+        print(f"calibrated by {calibration.source}: {added} {where}", file=sys.stderr)
         return calibrated
 
     return add

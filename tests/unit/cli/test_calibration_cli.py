@@ -72,7 +72,7 @@ def test_bench_fits_then_score_adds_the_calibrated_prob(tmp_path: Path, data: Pa
     cal = fit(tmp_path, data, capsys)
     out = tmp_path / "scored.jsonl"
     assert score(data, "--mode", "direct", "--calibration", str(cal), "--out", str(out)) == 0
-    assert "toxicity_calibrated_prob added" in capsys.readouterr().err
+    assert f"toxicity_calibrated_prob added to each row of {out}" in capsys.readouterr().err
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     a, b = fit_platt(PROBS, LABELS)  # the map of the judge's probabilities against the file's labels
     assert a > 0 and [r["toxicity_prob_score"] for r in rows] == pytest.approx(PROBS)
