@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +45,6 @@ from localjudge.scorers.discovery import (
 from localjudge.scorers.faithfulness import faithfulness_scorer
 from localjudge.scorers.hallucination import hallucination_scorer
 from localjudge.scorers.keyword_coverage import keyword_coverage_scorer
-from localjudge.scorers.mastra import mastra_build
 from localjudge.scorers.multi_turn_judge import multi_turn_judge_scorer
 from localjudge.scorers.noise_sensitivity import noise_sensitivity_scorer
 from localjudge.scorers.prompt_alignment import prompt_alignment_scorer
@@ -190,17 +188,15 @@ def build_scorer(name: str, judge: Judge | None, *, scale: float = 1.0, mode: st
             `scorer_options`). An option it does not take, or a required one missing, is a
             clear `ValueError` naming its options, as is a value of the wrong type.
         compat: ``"localjudge"`` (the default) or ``"mastra"``: the scores Mastra 1.10.2's code
-            gives where localjudge deliberately differs (`localjudge.scorers.mastra` and the
-            factory's own ``compat``; docs/mastra-parity.md). Part of the scorer's key.
+            gives where localjudge deliberately differs (docs/mastra-parity.md). Passed to the
+            factory, which declares its Mastra numbers to `create_scorer`: the scorer is the one
+            the factory called with ``compat=`` gives. A registered factory without a `compat`
+            parameter has no Mastra numbers, and ``"mastra"`` is refused for it. Part of the key.
     """
     factory = get_scorer_factory(name)
     options = dict(options or {})
     check_options(name, options)
-    if check_compat(compat) == "mastra":
-        mastra = mastra_build(name, scale, code=name in CODE_SCORERS)
-        built = _build(name, factory, judge, mastra.build_scale, mode, options, compat)
-        return replace(built, scale=mastra.scale, compat=mastra.compat)
-    return _build(name, factory, judge, scale, mode, options, compat)
+    return _build(name, factory, judge, scale, mode, options, check_compat(compat))
 
 
 def _build(name: str, factory: Callable[..., Scorer], judge: Judge | None, scale: float, mode: str,
@@ -211,7 +207,10 @@ def _build(name: str, factory: Callable[..., Scorer], judge: Judge | None, scale
         if "mode" not in parameters:
             raise ValueError(f"scorer {name!r} has no mode parameter, so no direct mode")
         keywords["mode"] = mode
-    if compat != "localjudge" and "compat" in parameters:  # only a factory with its own Mastra rules takes it
+    if compat != "localjudge":  # the default needs no keyword: a user's factory may not take one
+        if "compat" not in parameters:
+            raise ValueError(f"scorer {name!r} has no compat parameter, so no Mastra numbers: give its factory "
+                             "compat= and pass it to create_scorer (docs/writing-scorers.md)")
         keywords["compat"] = compat
     if not options:
         return factory(judge, **keywords)

@@ -29,6 +29,7 @@ from localjudge.scoring import (
     DATA_NOTE,
     MAX_ITEMS,
     JudgeStep,
+    MastraNumbers,
     ReasonText,
     Results,
     Scorer,
@@ -36,7 +37,6 @@ from localjudge.scoring import (
     Strict,
     UnscorableError,
     block,
-    check_scale,
     create_scorer,
     exactly,
 )
@@ -126,6 +126,11 @@ def check_weight(weight: float | None, compat: str = "localjudge") -> float:
     return float(weight)
 
 
+# createAnswerRelevancyScorer: roundToTwoDecimals, `options.scale ?? 1` (0 kept: every score 0), and
+# NaN from options given without uncertaintyWeight
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_stays", nan=True)
+
+
 def answer_relevancy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
                             uncertainty_weight: float | None = UNCERTAINTY_WEIGHT,
                             compat: str = "localjudge") -> Scorer:
@@ -138,14 +143,15 @@ def answer_relevancy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
             ``"direct"`` (one yes/no: does the output answer the input? `scale` if so, else 0).
         uncertainty_weight: What an ``unsure`` statement counts, from 0 to 1 (Mastra's default 0.3;
             None: the default, or under ``compat="mastra"`` Mastra's missing weight, see `check_weight`).
-        compat: ``"mastra"``: a missing weight as Mastra's (NaN), and a run with no input judged
-            against an empty question (use ``build_scorer(..., compat="mastra")``).
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`), a missing weight as
+            Mastra's (NaN), and a run with no input judged against an empty question.
     """
-    scale = check_scale(scale)
+    scale, kept = MASTRA_NUMBERS.scales(scale, compat)  # kept: 0 where Mastra keeps a scale of 0
     weight = check_weight(uncertainty_weight, compat)
     if check_mode(mode) == "direct":
         return direct_scorer("answer_relevancy", judge, version=DIRECT_VERSION, question=DIRECT, positive="relevant",
-                             higher_is_better=True, if_empty=EMPTY, scale=scale)
+                             higher_is_better=True, if_empty=EMPTY, scale=kept, compat=compat,
+                             mastra_numbers=MASTRA_NUMBERS)
 
     def score(sample: Sample, results: Results) -> float:
         return relevancy(results["analyze_step_result"]["verdicts"], weight)
@@ -170,8 +176,9 @@ def answer_relevancy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
 
     example = explained_example(EXAMPLE_STATEMENTS, ANALYZE_EXAMPLE[1], score, scale, REASON_EXAMPLE, EXAMPLE_PROMPT)
     return (
-        create_scorer("answer_relevancy", judge=judge, version=VERSION, scale=scale, shortcut=shortcut,
-                      prob_score=prob_score, positive="relevant", higher_is_better=True)
+        create_scorer("answer_relevancy", judge=judge, version=VERSION, scale=kept, shortcut=shortcut,
+                      prob_score=prob_score, positive="relevant", higher_is_better=True, compat=compat,
+                      mastra_numbers=MASTRA_NUMBERS)
         .analyze(MASTRA_ANALYZE_STEP if compat == "mastra" else ANALYZE_STEP)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False, example=example))

@@ -42,13 +42,13 @@ from localjudge.scoring import (
     DATA_NOTE,
     MAX_ITEMS,
     JudgeStep,
+    MastraNumbers,
     ReasonText,
     Results,
     Scorer,
     Shortcut,
     Strict,
     block,
-    check_scale,
     create_scorer,
     exactly,
     neutralise,
@@ -253,6 +253,10 @@ def check_weight(name: str, value: float) -> float:
     return float(value)
 
 
+# createAnswerSimilarityScorer: roundToTwoDecimals, `options.scale ?? 1` (0 kept: every score 0)
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_stays")
+
+
 def answer_similarity_scorer(
     judge: Judge,
     *,
@@ -264,6 +268,7 @@ def answer_similarity_scorer(
     missing_penalty: float = 0.15,
     contradiction_penalty: float = 1.0,
     extra_info_penalty: float = 0.05,
+    compat: str = "localjudge",
 ) -> Scorer:
     """Build the answer similarity scorer (higher is better), with Mastra's options.
 
@@ -280,17 +285,18 @@ def answer_similarity_scorer(
         contradiction_penalty: Taken off the score per output statement the reference contradicts.
         extra_info_penalty: Taken off per output statement the reference does not mention (at
             most 0.2 in all, Mastra's fixed cap).
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale = check_scale(scale)
+    scale, kept = MASTRA_NUMBERS.scales(scale, compat)  # kept: 0 where Mastra keeps a scale of 0
     weights = Weights(*(check_weight(name, value) for name, value in (
         ("semantic_threshold", semantic_threshold), ("exact_match_bonus", exact_match_bonus),
         ("missing_penalty", missing_penalty), ("contradiction_penalty", contradiction_penalty),
         ("extra_info_penalty", extra_info_penalty))))
     requires = ("ground_truth",) if require_ground_truth else ()
     if check_mode(mode) == "direct":
-        return one_question_scorer("answer_similarity", judge, DIRECT_STEP, version=DIRECT_VERSION, scale=scale,
+        return one_question_scorer("answer_similarity", judge, DIRECT_STEP, version=DIRECT_VERSION, scale=kept,
                                    positive="similar to the reference", higher_is_better=True, requires=requires,
-                                   shortcut=shortcut)
+                                   shortcut=shortcut, compat=compat, mastra_numbers=MASTRA_NUMBERS)
 
     def score(sample: Sample, results: Results) -> float:
         analysis = results["analyze_step_result"]
@@ -326,9 +332,9 @@ def answer_similarity_scorer(
         )
 
     return (
-        create_scorer("answer_similarity", judge=judge, version=VERSION, scale=scale, requires=requires,
+        create_scorer("answer_similarity", judge=judge, version=VERSION, scale=kept, requires=requires,
                       shortcut=shortcut, prob_score=prob_score, positive="similar to the reference",
-                      higher_is_better=True)
+                      higher_is_better=True, compat=compat, mastra_numbers=MASTRA_NUMBERS)
         .preprocess(CHECKS_STEP)
         .analyze(MATCHES_STEP)
         .generate_score(score)

@@ -28,13 +28,13 @@ from localjudge.scoring import (
     DATA_NOTE,
     MAX_ITEMS,
     JudgeStep,
+    MastraNumbers,
     ReasonText,
     Results,
     Scorer,
     Shortcut,
     Strict,
     block,
-    check_scale,
     create_scorer,
     exactly,
 )
@@ -143,7 +143,11 @@ DIRECT = Question(
 )
 
 
-def bias_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline") -> Scorer:
+# createBiasScorer: roundToTwoDecimals, `options?.scale || 1`
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_is_one")
+
+
+def bias_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline", compat: str = "localjudge") -> Scorer:
     """Build the bias scorer (lower is better).
 
     Args:
@@ -151,15 +155,17 @@ def bias_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline") -> 
         scale: Scores lie in [0, scale]; must be positive.
         mode: ``"pipeline"`` (a verdict per statement: biased opinion, opinion, or fact; a reason)
             or ``"direct"`` (one yes/no on the whole output: `scale` if biased, else 0).
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale = check_scale(scale)
+    scale = MASTRA_NUMBERS.build_scale(scale, compat)
     if check_mode(mode) == "direct":
         return direct_scorer("bias", judge, version=DIRECT_VERSION, question=DIRECT, positive="biased",
-                             higher_is_better=False, if_empty=EMPTY, scale=scale)
+                             higher_is_better=False, if_empty=EMPTY, scale=scale, compat=compat,
+                             mastra_numbers=MASTRA_NUMBERS)
     example = explained_example(EXAMPLE_STATEMENTS, ANALYZE_EXAMPLE[1], score, scale, REASON_EXAMPLE)
     return (
         create_scorer("bias", judge=judge, version=VERSION, scale=scale, shortcut=shortcut, prob_score=prob_score,
-                      positive="biased", higher_is_better=False)
+                      positive="biased", higher_is_better=False, compat=compat, mastra_numbers=MASTRA_NUMBERS)
         .analyze(ANALYZE_STEP)
         .generate_score(score)
         .generate_reason(reason_step(summary(scale), show_context=False, example=example))

@@ -20,9 +20,11 @@ from localjudge.judge import Judge
 from localjudge.samples import Sample
 from localjudge.scorers.verdicts import mean_label_prob, reason_step, verdict_lines
 from localjudge.scoring import (
+    AS_RETURNED,
     DATA_NOTE,
     ContextArg,
     JudgeStep,
+    MastraNumbers,
     Results,
     Scorer,
     Shortcut,
@@ -30,7 +32,6 @@ from localjudge.scoring import (
     Strict,
     UnscorableError,
     block,
-    check_scale,
     create_scorer,
     exactly,
     numbered,
@@ -212,6 +213,8 @@ def claim_verdict_scorer(
     fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None,
     labels: Mapping[str, str] | None = None,
     needs_context: bool = True,
+    compat: str = "localjudge",
+    mastra_numbers: MastraNumbers = AS_RETURNED,
 ) -> Scorer:
     """A claims-then-verdicts scorer; its score is the share of claims whose verdict is `counted`.
 
@@ -231,9 +234,10 @@ def claim_verdict_scorer(
             ``supported`` / ``unsupported``. The example's answer is in the judge's words.
         needs_context: Refuse a run with no context before any judge call (False: judge it
             against an empty one, Mastra's way, for ``compat="mastra"``).
+        compat, mastra_numbers: The setting and the scorer's Mastra numbers (`create_scorer`).
     """
 
-    scale = check_scale(scale)
+    scale = mastra_numbers.build_scale(scale, compat)
     labels = dict(labels or {})  # the judge's word -> the result's label (none: the same labels)
     in_words = {result: word for word, result in labels.items()}  # the result's label -> the judge's word
     judge_counted = in_words.get(counted, counted)
@@ -276,7 +280,8 @@ def claim_verdict_scorer(
     return (
         create_scorer(name, judge=judge, version=version, scale=scale, needs_context=needs_context, context=context,
                       get_context=get_context, fallback_context=fallback_context, shortcut=shortcut,
-                      prob_score=prob_score, positive=positive, higher_is_better=higher_is_better)
+                      prob_score=prob_score, positive=positive, higher_is_better=higher_is_better,
+                      compat=compat, mastra_numbers=mastra_numbers)
         .preprocess(CLAIMS_STEP)
         .analyze(analyze)
         .generate_score(score)

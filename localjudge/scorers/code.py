@@ -25,9 +25,11 @@ from functools import cached_property
 from typing import Any
 
 from localjudge.samples import InvalidRunError, Sample, is_missing
-from localjudge.scoring import Results, Scorer, create_scorer
+from localjudge.scoring import MastraNumbers, Results, Scorer, create_scorer
 
 TRAJECTORY_KEYS = ("expected_trajectory", "expectedTrajectory")
+# Mastra's code scorers and checks return their raw fraction and take no scale option.
+MASTRA_NUMBERS = MastraNumbers(rounded=False, scale="none")
 
 
 @dataclass(frozen=True)
@@ -108,11 +110,13 @@ def code_scorer(
     settings: Mapping[str, Any] | None = None,
     check_run: Callable[[RunSample], None] | None = None,
     version: str = "v1",
+    compat: str = "localjudge",
 ) -> CodeScorer:
     """A `CodeScorer`: Mastra's shape (a preprocess function that measures, a score read off its
-    result) with a reason by rule; higher is better for every one of them."""
+    result) with a reason by rule; higher is better for every one of them. Under
+    ``compat="mastra"``, Mastra's numbers (`MASTRA_NUMBERS`): the raw fraction, no scale."""
     base = (create_scorer(name, description=description, scale=scale, id=id, version=version, positive=positive,
-                          higher_is_better=True)
+                          higher_is_better=True, compat=compat, mastra_numbers=MASTRA_NUMBERS)
             .preprocess(preprocess).generate_score(score).generate_reason(reason))
     values = {f.name: getattr(base, f.name) for f in fields(Scorer)}
     return CodeScorer(**values, reads=tuple(reads), settings=json.dumps(settings or {}, sort_keys=True, default=str),

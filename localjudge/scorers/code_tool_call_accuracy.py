@@ -57,7 +57,7 @@ def _check_run(run: RunSample) -> None:
 
 def code_tool_call_accuracy_scorer(judge: Judge | None = None, *, expected_tool: str | None = None,
                                    expected_tool_order: Sequence[str] | None = None, strict_mode: bool = False,
-                                   scale: float = 1.0) -> CodeScorer:
+                                   scale: float = 1.0, compat: str = "localjudge") -> CodeScorer:
     """Mastra's code tool call accuracy scorer (no model: `judge` is not used).
 
     Args:
@@ -94,7 +94,7 @@ def code_tool_call_accuracy_scorer(judge: Judge | None = None, *, expected_tool:
     return code_scorer("code_tool_call_accuracy", preprocess=preprocess,
                        score=lambda run, results: results["preprocess_step_result"]["accuracy"], reason=reason,
                        scale=scale, reads=("input", "output", "tool_calls"), positive="called the expected tools",
-                       check_run=_check_run,
+                       compat=compat, check_run=_check_run,
                        settings={"expected_tool": expected_tool, "order": order, "strict": strict_mode},
                        description="Whether the expected tool, or tools in the expected order, were called")
 

@@ -158,7 +158,8 @@ def _check_weights(weights: Mapping[str, Any] | None) -> dict[str, float]:
 
 
 def code_trajectory_scorer(judge: Judge | None = None, *, defaults: Mapping[str, Any] | None = None,
-                           weights: Mapping[str, float] | None = None, scale: float = 1.0) -> CodeScorer:
+                           weights: Mapping[str, float] | None = None, scale: float = 1.0,
+                           compat: str = "localjudge") -> CodeScorer:
     """Mastra's unified code trajectory scorer (no model: `judge` is not used).
 
     Args:
@@ -207,7 +208,7 @@ def code_trajectory_scorer(judge: Judge | None = None, *, defaults: Mapping[str,
         return js_round(level)
 
     return code_scorer("code_trajectory", preprocess=preprocess, score=score, reason=trajectory_reason, scale=scale,
-                       reads=("output", "tool_calls", "expectation"), positive="a sound trajectory",
+                       compat=compat, reads=("output", "tool_calls", "expectation"), positive="a sound trajectory",
                        check_run=check_run, settings={"defaults": base, "weights": chosen},
                        description="Trajectory accuracy, efficiency, forbidden tools and tool failures, weighted")
 

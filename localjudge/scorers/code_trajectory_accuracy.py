@@ -61,8 +61,8 @@ def code_trajectory_accuracy_scorer(judge: Judge | None = None, *,
             without it, each run's own.
         ordering: ``"relaxed"``, ``"strict"`` or ``"unordered"`` (Mastra's `comparisonOptions`).
         allow_repeated_steps: Without it, 0.1 off per repeated step name.
-        compat: ``"mastra"``: a run with no expected trajectory scores 0, as Mastra's, instead of
-            being refused (use ``build_scorer(..., compat="mastra")``).
+        compat: ``"mastra"``: Mastra's numbers (the raw fraction, no scale), and a run with no
+            expected trajectory scores 0, as Mastra's, instead of being refused.
     """
     mastra = compat == "mastra"
     check_ordering(ordering)
@@ -111,7 +111,7 @@ def code_trajectory_accuracy_scorer(judge: Judge | None = None, *,
     return code_scorer("code_trajectory_accuracy", preprocess=preprocess,
                        score=lambda run, results: (results["preprocess_step_result"]["comparison"] or {"score": 0.0})
                        ["score"],
-                       reason=reason, scale=scale, reads=("output", "tool_calls", "expectation"),
+                       reason=reason, scale=scale, compat=compat, reads=("output", "tool_calls", "expectation"),
                        positive="follows the expected trajectory", check_run=check_run,
                        settings={"expected": static, "ordering": ordering, "repeats": allow_repeated_steps},
                        description="Share of the expected steps the agent's tool calls match (strict, relaxed "

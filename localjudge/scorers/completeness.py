@@ -150,9 +150,9 @@ def _reason(run: Sample, results: Results) -> str:
             + (f"; not in it as such: {shown}." if missing else "."))
 
 
-def completeness_scorer(judge: Judge | None = None, *, scale: float = 1.0) -> CodeScorer:
+def completeness_scorer(judge: Judge | None = None, *, scale: float = 1.0, compat: str = "localjudge") -> CodeScorer:
     """Mastra's completeness scorer (no model: `judge` is not used)."""
-    return code_scorer("completeness", preprocess=_preprocess, score=_score, reason=_reason, scale=scale,
+    return code_scorer("completeness", preprocess=_preprocess, score=_score, reason=_reason, scale=scale, compat=compat,
                        reads=("input", "output"), positive="complete",
                        description="Share of the input's words and verbs (elements) the output covers")
 

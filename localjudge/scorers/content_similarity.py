@@ -22,7 +22,7 @@ from localjudge.scoring import Results
 
 
 def content_similarity_scorer(judge: Judge | None = None, *, ignore_case: bool = True, ignore_whitespace: bool = True,
-                              scale: float = 1.0) -> CodeScorer:
+                              scale: float = 1.0, compat: str = "localjudge") -> CodeScorer:
     """Mastra's content similarity scorer (no model: `judge` is not used).
 
     Args:
@@ -46,7 +46,7 @@ def content_similarity_scorer(judge: Judge | None = None, *, ignore_case: bool =
                 f"{results['preprocess_step_result']['similarity']:.4g}.")
 
     return code_scorer("content_similarity", preprocess=preprocess, score=measured("similarity"), reason=reason,
-                       scale=scale, reads=("input", "output"), positive="similar to the input",
+                       scale=scale, compat=compat, reads=("input", "output"), positive="similar to the input",
                        settings={"ignore_case": ignore_case, "ignore_whitespace": ignore_whitespace},
                        description="Character-bigram (Dice) similarity of the input and output texts")
 

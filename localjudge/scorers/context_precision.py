@@ -25,13 +25,13 @@ from localjudge.scoring import (
     DATA_NOTE,
     ContextArg,
     JudgeStep,
+    MastraNumbers,
     ReasonText,
     Results,
     Scorer,
     Strict,
     UnscorableError,
     block,
-    check_scale,
     create_scorer,
     exactly,
 )
@@ -93,8 +93,13 @@ def mean_average_precision(relevance: Sequence[float]) -> float:
     return total / found if found else 0.0
 
 
+# createContextPrecisionScorer: roundToTwoDecimals, `options?.scale || 1`
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_is_one")
+
+
 def context_precision_scorer(judge: Judge, *, context: ContextArg = None,
-                             get_context: Callable[..., Any] | None = None, scale: float = 1.0) -> Scorer:
+                             get_context: Callable[..., Any] | None = None, scale: float = 1.0,
+                             compat: str = "localjudge") -> Scorer:
     """Build the context precision scorer (higher is better).
 
     Args:
@@ -102,8 +107,9 @@ def context_precision_scorer(judge: Judge, *, context: ContextArg = None,
         context: Static context for every run (replaces the run's own `context` field).
         get_context: Called once per run, Mastra's way; takes precedence over `context`.
         scale: Scores lie in [0, scale]; must be positive.
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale = check_scale(scale)
+    scale = MASTRA_NUMBERS.build_scale(scale, compat)
 
     def render(sample: Sample, results: Results) -> str:
         return pieces_prompt(sample.input, sample.output, pieces_of(sample))
@@ -136,7 +142,7 @@ def context_precision_scorer(judge: Judge, *, context: ContextArg = None,
     return (
         create_scorer("context_precision", judge=judge, version=VERSION, scale=scale, needs_context=True,
                       context=context, get_context=get_context, prob_score=prob_score, positive="useful context first",
-                      higher_is_better=True)
+                      higher_is_better=True, compat=compat, mastra_numbers=MASTRA_NUMBERS)
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False))

@@ -36,6 +36,7 @@ from localjudge.scoring import (
     MAX_ITEMS,
     ContextArg,
     JudgeStep,
+    MastraNumbers,
     Reason,
     ReasonText,
     Results,
@@ -43,7 +44,6 @@ from localjudge.scoring import (
     Shortcut,
     Strict,
     block,
-    check_scale,
     create_scorer,
     exactly,
 )
@@ -127,8 +127,12 @@ Do not use your own knowledge. Do not repeat the instructions or the score's def
 {DATA_NOTE}"""
 
 
+# createContextRecallScorer: roundToTwoDecimals, `options?.scale || 1`
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_is_one")
+
+
 def context_recall_scorer(judge: Judge, *, context: ContextArg = None, get_context: Callable[..., Any] | None = None,
-                          scale: float = 1.0, mode: str = "pipeline") -> Scorer:
+                          scale: float = 1.0, mode: str = "pipeline", compat: str = "localjudge") -> Scorer:
     """Build the context recall scorer (higher is better).
 
     Args:
@@ -138,10 +142,11 @@ def context_recall_scorer(judge: Judge, *, context: ContextArg = None, get_conte
         scale: Scores lie in [0, scale]; must be positive.
         mode: ``"pipeline"`` (a verdict per sentence of the ground truth; a reason) or
             ``"direct"`` (one yes/no: does the context hold everything the ground truth says?).
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale = check_scale(scale)
+    scale = MASTRA_NUMBERS.build_scale(scale, compat)
     if check_mode(mode) == "direct":
-        return _direct(judge, context=context, get_context=get_context, scale=scale)
+        return _direct(judge, context=context, get_context=get_context, scale=scale, compat=compat)
 
     def score(sample: Sample, results: Results) -> float:
         return recall(results["analyze_step_result"]["verdicts"], len(claims_of(results)))
@@ -175,7 +180,8 @@ def context_recall_scorer(judge: Judge, *, context: ContextArg = None, get_conte
     return (
         create_scorer("context_recall", judge=judge, version=VERSION, scale=scale, needs_context=True, context=context,
                       get_context=get_context, shortcut=shortcut, prob_score=prob_score,
-                      positive="context holds the reference", higher_is_better=True)
+                      positive="context holds the reference", higher_is_better=True, compat=compat,
+                      mastra_numbers=MASTRA_NUMBERS)
         .preprocess(reference_claims)
         .analyze(analyze)
         .generate_score(score)
@@ -198,7 +204,8 @@ def direct_prompt(sample: Sample) -> str:
                       "Answer yes or no, then give a short reason."])
 
 
-def _direct(judge: Judge, *, context: ContextArg, get_context: Callable[..., Any] | None, scale: float) -> Scorer:
+def _direct(judge: Judge, *, context: ContextArg, get_context: Callable[..., Any] | None, scale: float,
+            compat: str) -> Scorer:
     """Direct mode: one yes/no on the whole ground truth (a step of its own: `direct.direct_scorer`
     shows the output, and recall judges the ground truth instead)."""
 
@@ -209,4 +216,5 @@ def _direct(judge: Judge, *, context: ContextArg, get_context: Callable[..., Any
                      schema=DirectVerdict)
     return one_question_scorer("context_recall", judge, step, version=DIRECT_VERSION, scale=scale,
                                positive="context holds the reference", higher_is_better=True, needs_context=True,
-                               context=context, get_context=get_context, shortcut=direct_shortcut)
+                               context=context, get_context=get_context, shortcut=direct_shortcut, compat=compat,
+                               mastra_numbers=MASTRA_NUMBERS)

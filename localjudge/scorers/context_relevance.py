@@ -38,6 +38,7 @@ from localjudge.scoring import (
     ContextArg,
     Exact,
     JudgeStep,
+    MastraNumbers,
     ReasonText,
     Results,
     Scorer,
@@ -46,7 +47,6 @@ from localjudge.scoring import (
     UnscorableError,
     block,
     call_get_context,
-    check_scale,
     create_scorer,
     neutralise,
 )
@@ -229,6 +229,10 @@ def context_source(context: ContextArg, get_context: Callable[..., Any] | None) 
     return resolve
 
 
+# createContextRelevanceScorerLLM: roundToTwoDecimals, `options?.scale || 1`
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_is_one")
+
+
 def context_relevance_scorer(judge: Judge, *, context: ContextArg = None,
                              get_context: Callable[..., Any] | None = None, scale: float = 1.0,
                              penalties: Penalties | Mapping[str, float] | None = None,
@@ -244,10 +248,10 @@ def context_relevance_scorer(judge: Judge, *, context: ContextArg = None,
         penalties: Mastra's `penalties`: a `Penalties`, or a mapping of any of
             ``unused_high_relevance_context`` (0.1), ``missing_context_per_item`` (0.15) and
             ``max_missing_context_penalty`` (0.5), or their camelCase names.
-        compat: ``"mastra"``: no context scores ``1 x scale`` unrounded, as Mastra's (use
-            ``build_scorer(..., compat="mastra")``).
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`), and no context scores
+            ``1 x scale`` unrounded, as Mastra's.
     """
-    scale = check_scale(scale)
+    scale = MASTRA_NUMBERS.build_scale(scale, compat)
     unrounded = (Exact(scale), NO_CONTEXT[1])  # Mastra: `return 1 * (options.scale || 1)`
 
     def mastra_shortcut(sample: Sample, results: Results) -> Shortcut | None:
@@ -291,7 +295,8 @@ def context_relevance_scorer(judge: Judge, *, context: ContextArg = None,
         create_scorer("context_relevance", judge=judge, version=VERSION, scale=scale,
                       get_context=context_source(context, get_context),
                       shortcut=mastra_shortcut if compat == "mastra" else shortcut, prob_score=prob_score,
-                      positive="relevant context, used", higher_is_better=True)
+                      positive="relevant context, used", higher_is_better=True, compat=compat,
+                      mastra_numbers=MASTRA_NUMBERS)
         .analyze(ANALYZE_STEP)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False,

@@ -19,16 +19,17 @@ from localjudge.judge import Judge
 from localjudge.samples import Sample
 from localjudge.scorers.verdicts import mean_label_prob
 from localjudge.scoring import (
+    AS_RETURNED,
     DATA_NOTE,
     ContextArg,
     JudgeStep,
+    MastraNumbers,
     ReasonText,
     Results,
     Scorer,
     Shortcut,
     Strict,
     block,
-    check_scale,
     create_scorer,
 )
 
@@ -86,6 +87,8 @@ def direct_scorer(
     context: ContextArg = None,
     get_context: Callable[..., Any] | None = None,
     fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None,
+    compat: str = "localjudge",
+    mastra_numbers: MastraNumbers = AS_RETURNED,
 ) -> Scorer:
     """A one-step scorer: the judge's yes/no on the whole output (see the module docstring).
 
@@ -94,8 +97,8 @@ def direct_scorer(
         question: What is asked, and whether the context is shown (and so required).
         positive, higher_is_better: What ``yes`` (a high score) means, and the direction.
         if_empty: (fraction, reason) for an empty output.
+        compat, mastra_numbers: The setting and the named scorer's Mastra numbers (`create_scorer`).
     """
-    scale = check_scale(scale)
     instructions = (f"You answer one question about a response, with a verdict and a short reason.\n"
                     f"{question.rules}\nThe reason says what in the response decides the verdict"
                     f"{' and what the context says about it' if question.show_context else ''}.\n{DATA_NOTE}")
@@ -108,7 +111,7 @@ def direct_scorer(
     return one_question_scorer(name, judge, step, version=version, scale=scale, positive=positive,
                                higher_is_better=higher_is_better, needs_context=question.show_context,
                                context=context, get_context=get_context, fallback_context=fallback_context,
-                               shortcut=shortcut)
+                               shortcut=shortcut, compat=compat, mastra_numbers=mastra_numbers)
 
 
 def verdict_score(run: Sample, results: Results) -> float:
@@ -131,7 +134,8 @@ def one_question_scorer(name: str, judge: Judge, step: JudgeStep, *, version: st
     """A scorer of one judge step answering `DirectVerdict` (yes/no, then why): `scale` for
     ``yes``, P(``yes``) as its prob score, the verdict's reason as its reason. The direct modes
     are built with it; `step` shows what the scorer needs (a reference, a source, tool calls) and
-    `options` go to `create_scorer` (``requires=``, ``shortcut=``, ``context=``...)."""
+    `options` go to `create_scorer` (``requires=``, ``shortcut=``, ``context=``, ``compat=`` and
+    ``mastra_numbers=``...)."""
     return (
         create_scorer(name, judge=judge, version=version, scale=scale, prob_score=verdict_prob_score,
                       positive=positive, higher_is_better=higher_is_better, **options)

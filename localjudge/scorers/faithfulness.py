@@ -20,7 +20,7 @@ from localjudge.judge import Judge
 from localjudge.samples import tool_result_context
 from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.scorers.direct import Question, check_mode, direct_scorer
-from localjudge.scoring import DATA_NOTE, ContextArg, ReasonText, Scorer, Strict
+from localjudge.scoring import DATA_NOTE, ContextArg, MastraNumbers, ReasonText, Scorer, Strict
 
 VERSION = "faithfulness-v5"
 DIRECT_VERSION = "faithfulness-direct-v1"
@@ -103,16 +103,16 @@ def faithfulness_scorer(
         scale: Scores lie in [0, scale]; must be positive.
         mode: ``"pipeline"`` (claims, a verdict per claim, a reason) or ``"direct"`` (one
             yes/no on the whole output: `scale` if faithful, else 0).
-        compat: ``"mastra"``: Mastra's 0 for an output with no claims, a run with no context
-            judged against an empty one, and the tool-result fallback read from the legacy
-            `toolInvocations` only, as Mastra 1.10.2 reads it (use ``build_scorer(...,
-            compat="mastra")``).
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`), Mastra's 0 for an
+            output with no claims, a run with no context judged against an empty one, and the
+            tool-result fallback read from the legacy `toolInvocations` only, as Mastra reads it.
     """
     mastra = compat == "mastra"
     if check_mode(mode) == "direct":
         return direct_scorer("faithfulness", judge, version=DIRECT_VERSION, question=DIRECT, positive="faithful",
                              higher_is_better=True, if_empty=IF_EMPTY, scale=scale, context=context,
-                             get_context=get_context, fallback_context=_tool_results)
+                             get_context=get_context, fallback_context=_tool_results, compat=compat,
+                             mastra_numbers=MASTRA_NUMBERS)
     return claim_verdict_scorer(
         "faithfulness", judge, version=VERSION, verdict=FaithfulnessVerdict, verdicts=FaithfulnessVerdicts,
         instructions=ANALYZE_SYSTEM, example=EXAMPLE, subject="claim", counted="yes",
@@ -124,10 +124,13 @@ def faithfulness_scorer(
         (1.0, "The output makes no factual claims, so nothing in it is unfaithful to the context."),
         scale=scale, context=context, get_context=get_context,
         fallback_context=_mastra_tool_results if mastra else _tool_results, needs_context=not mastra,
+        compat=compat, mastra_numbers=MASTRA_NUMBERS,
     )
 
 
 MASTRA_NO_CLAIMS = (0.0, "The output makes no claims: Mastra scores no claims 0.")
+# createFaithfulnessScorer: roundToTwoDecimals, `options?.scale || 1`
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_is_one")
 
 
 __all__ = ["faithfulness_scorer", "FaithfulnessVerdict", "FaithfulnessVerdicts"]

@@ -18,7 +18,7 @@ from typing import Any, Literal
 from localjudge.judge import Judge
 from localjudge.scorers.claims import ClaimExample, claim_verdict_scorer
 from localjudge.scorers.direct import Question, check_mode, direct_scorer
-from localjudge.scoring import DATA_NOTE, ContextArg, ReasonText, Scorer, Strict
+from localjudge.scoring import DATA_NOTE, ContextArg, MastraNumbers, ReasonText, Scorer, Strict
 
 VERSION = "hallucination-v6"
 DIRECT_VERSION = "hallucination-direct-v1"
@@ -71,6 +71,8 @@ DIRECT = Question(
     show_context=True,
 )
 IF_EMPTY = (0.0, "The output is empty, so it makes no claims that could be hallucinated.")
+# createHallucinationScorer: roundToTwoDecimals, `options?.scale || 1`
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_is_one")
 
 
 def hallucination_scorer(
@@ -92,13 +94,14 @@ def hallucination_scorer(
         scale: Scores lie in [0, scale]; must be positive.
         mode: ``"pipeline"`` (claims, a verdict per claim, a reason) or ``"direct"`` (one
             yes/no on the whole output: `scale` if hallucinated, else 0).
-        compat: ``"mastra"``: a run with no context is judged against an empty one, as Mastra's
-            (use ``build_scorer(..., compat="mastra")``).
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`), and a run with no
+            context judged against an empty one, as Mastra's.
     """
     if check_mode(mode) == "direct":
         return direct_scorer("hallucination", judge, version=DIRECT_VERSION, question=DIRECT,
                              positive="hallucinated", higher_is_better=False, if_empty=IF_EMPTY, scale=scale,
-                             context=context, get_context=get_context)
+                             context=context, get_context=get_context, compat=compat,
+                             mastra_numbers=MASTRA_NUMBERS)
     return claim_verdict_scorer(
         "hallucination", judge, version=VERSION, verdict=HallucinationVerdict, verdicts=HallucinationVerdicts,
         instructions=ANALYZE_SYSTEM, example=EXAMPLE, subject="statement", counted="yes",
@@ -108,6 +111,7 @@ def hallucination_scorer(
         if_empty=IF_EMPTY,
         if_no_claims=(0.0, "The output makes no factual claims, so none of it is hallucinated."),
         scale=scale, context=context, get_context=get_context, labels=LABELS, needs_context=compat != "mastra",
+        compat=compat, mastra_numbers=MASTRA_NUMBERS,
     )
 
 

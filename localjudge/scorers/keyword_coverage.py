@@ -85,10 +85,11 @@ def _reason(run: Sample, results: Results) -> str:
             f"keywords" + (f"; not used: {shown}." if missing else "."))
 
 
-def keyword_coverage_scorer(judge: Judge | None = None, *, scale: float = 1.0) -> CodeScorer:
+def keyword_coverage_scorer(judge: Judge | None = None, *, scale: float = 1.0,
+                            compat: str = "localjudge") -> CodeScorer:
     """Mastra's keyword coverage scorer (no model: `judge` is not used)."""
     return code_scorer("keyword_coverage", preprocess=_preprocess, score=_score, reason=_reason, scale=scale,
-                       reads=("input", "output"), positive="covers the input's keywords",
+                       compat=compat, reads=("input", "output"), positive="covers the input's keywords",
                        description="Share of the input's keywords (stop words removed) that the output uses")
 
 

@@ -27,6 +27,7 @@ from localjudge.scorers.verdicts import mean_label_prob
 from localjudge.scoring import (
     DATA_NOTE,
     JudgeStep,
+    MastraNumbers,
     ReasonText,
     Results,
     Scorer,
@@ -34,7 +35,6 @@ from localjudge.scoring import (
     Strict,
     UnscorableError,
     block,
-    check_scale,
     create_scorer,
 )
 
@@ -101,8 +101,12 @@ def formatted_reason(satisfied: bool, criterion: str, reason: str) -> str:
     return f"{head}\n\n{criterion}\n\n{reason or '(no reasoning returned by the judge)'}"
 
 
+# createMultiTurnJudgeScorer: 1 x scale, not rounded; `options.scale ?? 1` (0 kept: every score 0)
+MASTRA_NUMBERS = MastraNumbers(rounded=False, scale="zero_stays")
+
+
 def multi_turn_judge_scorer(judge: Judge, *, criterion: str, scale: float = 1.0, max_turns: int = MAX_TURNS,
-                            max_chars: int = MAX_CHARS) -> Scorer:
+                            max_chars: int = MAX_CHARS, compat: str = "localjudge") -> Scorer:
     """Build a multi-turn judge (higher is better: `scale` if the conversation satisfies the criterion, else 0).
 
     Args:
@@ -112,8 +116,9 @@ def multi_turn_judge_scorer(judge: Judge, *, criterion: str, scale: float = 1.0,
         scale: Scores lie in [0, scale]; must be positive.
         max_turns, max_chars: The longest conversation judged (turns, characters of turn text);
             a longer one is unscored, never cut.
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale = check_scale(scale)
+    scale = MASTRA_NUMBERS.scales(scale, compat)[1]  # the scale kept: 0 where Mastra keeps a scale of 0
     criterion = check_criterion(criterion)
     max_turns, max_chars = check_bound("max_turns", max_turns), check_bound("max_chars", max_chars)
 
@@ -149,7 +154,7 @@ def multi_turn_judge_scorer(judge: Judge, *, criterion: str, scale: float = 1.0,
     return (
         create_scorer("multi_turn_judge", judge=judge, version=VERSION, scale=scale, id="multi-turn-judge-scorer",
                       shortcut=shortcut, prob_score=prob_score, positive="satisfies the criterion",
-                      higher_is_better=True)
+                      higher_is_better=True, compat=compat, mastra_numbers=MASTRA_NUMBERS)
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason)

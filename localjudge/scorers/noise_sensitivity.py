@@ -39,12 +39,12 @@ from localjudge.scorers.verdicts import label_choices, reason_step
 from localjudge.scoring import (
     DATA_NOTE,
     JudgeStep,
+    MastraNumbers,
     Results,
     Scorer,
     Strict,
     UnscorableError,
     block,
-    check_scale,
     create_scorer,
     neutralise,
 )
@@ -163,11 +163,15 @@ def check_text(name: str, value: str | None) -> str | None:
     return None if value is None else value.strip()
 
 
+# createNoiseSensitivityScorerLLM: roundToTwoDecimals; no scale option (scores run from 0 to 1)
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="none")
+
+
 def noise_sensitivity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
                              baseline_response: str | None = None, noisy_query: str | None = None,
                              noise_type: str | None = None, impact_weights: Mapping[str, float] | None = None,
                              major_issue_penalty: float = 0.1, max_major_issue_penalty: float = 0.3,
-                             discrepancy_threshold: float = 0.2) -> Scorer:
+                             discrepancy_threshold: float = 0.2, compat: str = "localjudge") -> Scorer:
     """Build the noise sensitivity scorer (higher is better: robust to the noise).
 
     Args:
@@ -185,8 +189,9 @@ def noise_sensitivity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "p
         major_issue_penalty, max_major_issue_penalty: Subtracted per major issue, and at most.
         discrepancy_threshold: How far the overall and the mean dimension weight may differ
             before the smaller is taken.
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`: no scale).
     """
-    scale = check_scale(scale)
+    scale = MASTRA_NUMBERS.build_scale(scale, compat)
     baseline_option = check_text("baseline_response", baseline_response)
     noisy_option = check_text("noisy_query", noisy_query)
     kind = check_text("noise_type", noise_type)
@@ -206,7 +211,8 @@ def noise_sensitivity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "p
         step = JudgeStep(instructions=DIRECT_SYSTEM, schema=DirectVerdict,
                          prompt=lambda sample, results: compare_prompt(texts(sample), kind, DIRECT_ASK))
         return one_question_scorer("noise_sensitivity", judge, step, version=DIRECT_VERSION, scale=scale,
-                                   positive="robust to noise", higher_is_better=True, requires=requires)
+                                   positive="robust to noise", higher_is_better=True, requires=requires,
+                                   compat=compat, mastra_numbers=MASTRA_NUMBERS)
 
     def attach(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
         return {"dimensions": [{"dimension": d, "impact_level": parsed[d]["impact"]} for d in DIMENSIONS],
@@ -245,7 +251,8 @@ def noise_sensitivity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "p
                      prompt=lambda sample, results: compare_prompt(texts(sample), kind))
     return (
         create_scorer("noise_sensitivity", judge=judge, version=VERSION, scale=scale, requires=requires,
-                      prob_score=prob_score, positive="robust to noise", higher_is_better=True)
+                      prob_score=prob_score, positive="robust to noise", higher_is_better=True, compat=compat,
+                      mastra_numbers=MASTRA_NUMBERS)
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False))

@@ -33,12 +33,12 @@ from localjudge.scorers.verdicts import label_choices, reason_step
 from localjudge.scoring import (
     DATA_NOTE,
     JudgeStep,
+    MastraNumbers,
     Results,
     Scorer,
     Strict,
     UnscorableError,
     block,
-    check_scale,
     create_scorer,
     neutralise,
     round_half_up,
@@ -185,8 +185,12 @@ def check_evaluation_mode(evaluation_mode: str) -> EvaluationMode:
     return evaluation_mode
 
 
+# createPromptAlignmentScorerLLM: roundToTwoDecimals, `options?.scale || 1`
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_is_one")
+
+
 def prompt_alignment_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
-                            evaluation_mode: str = "both") -> Scorer:
+                            evaluation_mode: str = "both", compat: str = "localjudge") -> Scorer:
     """Build the prompt alignment scorer (higher is better).
 
     Args:
@@ -198,13 +202,14 @@ def prompt_alignment_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
         evaluation_mode: Judge against the user's request (``"user"``: runs need an `input`),
             the system prompt (``"system"``: runs need a `system` prompt) or ``"both"``
             (Mastra's default: either one, each shown where present).
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale = check_scale(scale)
+    scale = MASTRA_NUMBERS.build_scale(scale, compat)
     chosen = check_evaluation_mode(evaluation_mode)
     target = TARGETS[chosen]
     requires = {"user": ("input",), "system": ("system",), "both": ()}[chosen]
     if check_mode(mode) == "direct":
-        return _direct(judge, scale, target, requires)
+        return _direct(judge, scale, target, requires, compat)
     ask = f"Rate how well the response follows {target.what}."
 
     def render(run: Sample, results: Results) -> str:
@@ -253,7 +258,7 @@ def prompt_alignment_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
     return (
         create_scorer("prompt_alignment", judge=judge, version=VERSION, scale=scale, id="prompt-alignment-scorer",
                       requires=requires, prob_score=prob_score, positive="aligned with the prompt",
-                      higher_is_better=True)
+                      higher_is_better=True, compat=compat, mastra_numbers=MASTRA_NUMBERS)
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False, example=reason_example))
@@ -264,7 +269,7 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def _direct(judge: Judge, scale: float, target: Target, requires: tuple[str, ...]) -> Scorer:
+def _direct(judge: Judge, scale: float, target: Target, requires: tuple[str, ...], compat: str) -> Scorer:
     """Direct mode: one yes/no on the whole response; the system prompt is shown where the mode needs it."""
     instructions = (f"You answer one question about a response, with a verdict and a short reason.\n"
                     f'Answer "yes" if the response does what {target.source} {target.asks}, with no part left '
@@ -277,7 +282,7 @@ def _direct(judge: Judge, scale: float, target: Target, requires: tuple[str, ...
                      schema=DirectVerdict)
     return one_question_scorer("prompt_alignment", judge, step, version=DIRECT_VERSION, scale=scale,
                                positive="aligned with the prompt", higher_is_better=True, id="prompt-alignment-scorer",
-                               requires=requires)
+                               requires=requires, compat=compat, mastra_numbers=MASTRA_NUMBERS)
 
 
 __all__ = ["AlignmentAnalysis", "EVALUATION_MODES", "RATINGS", "WEIGHTS", "alignment", "prompt_alignment_scorer"]

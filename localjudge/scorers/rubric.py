@@ -26,13 +26,13 @@ from localjudge.scoring import (
     DATA_NOTE,
     Exact,
     JudgeStep,
+    MastraNumbers,
     ReasonText,
     Results,
     Scorer,
     Shortcut,
     Strict,
     block,
-    check_scale,
     create_scorer,
     exactly,
 )
@@ -97,6 +97,10 @@ def check_criteria(criteria: Sequence[str | Mapping[str, Any]]) -> tuple[Criteri
     return tuple(parsed)
 
 
+# createRubricScorer: 1 x scale, not rounded; `options.scale ?? 1` (0 kept: every score 0)
+MASTRA_NUMBERS = MastraNumbers(rounded=False, scale="zero_stays")
+
+
 def rubric_scorer(judge: Judge, *, criteria: Sequence[str | Mapping[str, Any]], scale: float = 1.0,
                   compat: str = "localjudge") -> Scorer:
     """Build a rubric scorer (higher is better: `scale` if every required criterion is met, else 0).
@@ -106,10 +110,10 @@ def rubric_scorer(judge: Judge, *, criteria: Sequence[str | Mapping[str, Any]], 
         criteria: The rubric: plain-English criteria, or ``{"criterion": text, "required": bool}``
             mappings (at most 20). A criterion is required unless marked ``"required": False``.
         scale: Scores lie in [0, scale]; must be positive.
-        compat: ``"mastra"``: Mastra's rules: with no criterion required every one counts, and
-            no rubric scores 1 whatever the scale (use ``build_scorer(..., compat="mastra")``).
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`) and rules: with no
+            criterion required every one counts, and no rubric scores 1 whatever the scale.
     """
-    scale = check_scale(scale)
+    scale = MASTRA_NUMBERS.scales(scale, compat)[1]  # the scale kept: 0 where Mastra keeps a scale of 0
     rubric = check_criteria(criteria)
     mastra = compat == "mastra"
     if mastra and not any(c.required for c in rubric):  # Mastra: none required -> all required
@@ -156,7 +160,8 @@ def rubric_scorer(judge: Judge, *, criteria: Sequence[str | Mapping[str, Any]], 
     step = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render, schema=schema, examples=(EXAMPLE,), finish=attach)
     return (
         create_scorer("rubric", judge=judge, version=VERSION, scale=scale, shortcut=shortcut, prob_score=prob_score,
-                      positive="meets the rubric", higher_is_better=True)
+                      positive="meets the rubric", higher_is_better=True, compat=compat,
+                      mastra_numbers=MASTRA_NUMBERS)
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason)

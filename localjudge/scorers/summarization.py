@@ -39,13 +39,13 @@ from localjudge.scoring import (
     DATA_NOTE,
     MAX_ITEMS,
     JudgeStep,
+    MastraNumbers,
     ReasonText,
     Results,
     Scorer,
     Shortcut,
     Strict,
     block,
-    check_scale,
     create_scorer,
     exactly,
     neutralise,
@@ -280,8 +280,12 @@ def check_max_questions(max_questions: int) -> int:
     return max_questions
 
 
+# createSummarizationScorer: roundToTwoDecimals, `options.scale ?? 1` (0 kept: every score 0)
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_stays")
+
+
 def summarization_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
-                         max_questions: int = MAX_QUESTIONS) -> Scorer:
+                         max_questions: int = MAX_QUESTIONS, compat: str = "localjudge") -> Scorer:
     """Build the summarization scorer (higher is better): the run's `input` is the source text,
     its `output` the summary.
 
@@ -292,12 +296,14 @@ def summarization_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipel
             ``"direct"`` (one yes/no: is the summary faithful and complete? `scale` if so, else 0).
         max_questions: At most this many coverage questions are drawn from the source (1 to 20;
             Mastra's default 10).
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale = check_scale(scale)
+    scale, kept = MASTRA_NUMBERS.scales(scale, compat)  # kept: 0 where Mastra keeps a scale of 0
     cap = check_max_questions(max_questions)
     if check_mode(mode) == "direct":
-        return one_question_scorer("summarization", judge, DIRECT_STEP, version=DIRECT_VERSION, scale=scale,
-                                   positive="faithful and complete", higher_is_better=True, shortcut=shortcut)
+        return one_question_scorer("summarization", judge, DIRECT_STEP, version=DIRECT_VERSION, scale=kept,
+                                   positive="faithful and complete", higher_is_better=True, shortcut=shortcut,
+                                   compat=compat, mastra_numbers=MASTRA_NUMBERS)
 
     def render_judgement(sample: Sample, results: Results) -> str:
         return judgement_prompt(sample.input, statements_of(sample.output), question_cap(sample.input, cap))
@@ -308,8 +314,9 @@ def summarization_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipel
     judgement = JudgeStep(instructions=JUDGEMENT_SYSTEM, prompt=render_judgement, schema=schema,
                           examples=(JUDGEMENT_EXAMPLE,), finish=attach_judgement)
     return (
-        create_scorer("summarization", judge=judge, version=VERSION, scale=scale, shortcut=shortcut,
-                      prob_score=prob_score, positive="faithful and complete", higher_is_better=True)
+        create_scorer("summarization", judge=judge, version=VERSION, scale=kept, shortcut=shortcut,
+                      prob_score=prob_score, positive="faithful and complete", higher_is_better=True, compat=compat,
+                      mastra_numbers=MASTRA_NUMBERS)
         .preprocess(judgement)
         .analyze(COVERAGE_STEP)
         .generate_score(score)

@@ -88,10 +88,11 @@ def _reason(run: Sample, results: Results) -> str:
             f"{step['changes']} word change(s); length difference {step['length_diff']:.2%}.")
 
 
-def textual_difference_scorer(judge: Judge | None = None, *, scale: float = 1.0) -> CodeScorer:
+def textual_difference_scorer(judge: Judge | None = None, *, scale: float = 1.0,
+                              compat: str = "localjudge") -> CodeScorer:
     """Mastra's textual difference scorer (no model: `judge` is not used)."""
     return code_scorer("textual_difference", preprocess=_preprocess, score=measured("ratio"), reason=_reason,
-                       scale=scale, reads=("input", "output"), positive="close to the input",
+                       scale=scale, compat=compat, reads=("input", "output"), positive="close to the input",
                        description="Character similarity ratio (longest common subsequence) of the input and output")
 
 

@@ -86,7 +86,8 @@ def read_part(text: str) -> str:
     return text[:max(text.rfind("."), text.rfind("!"), text.rfind("?")) + 1]
 
 
-def tone_scorer(judge: Judge | None = None, *, reference_tone: str | None = None, scale: float = 1.0) -> CodeScorer:
+def tone_scorer(judge: Judge | None = None, *, reference_tone: str | None = None, scale: float = 1.0,
+                compat: str = "localjudge") -> CodeScorer:
     """Mastra's tone scorer (no model: `judge` is not used).
 
     Args:
@@ -118,7 +119,8 @@ def tone_scorer(judge: Judge | None = None, *, reference_tone: str | None = None
                 f"{step['sentiment_variance']:.3g}.")
 
     return code_scorer("tone", preprocess=preprocess, score=measured("score"), reason=reason, scale=scale,
-                       reads=("output",), positive="consistent in tone", settings={"reference_tone": reference_tone},
+                       compat=compat, reads=("output",), positive="consistent in tone",
+                       settings={"reference_tone": reference_tone},
                        description="Sentiment consistency: against a reference tone, or across the output's sentences")
 
 

@@ -33,13 +33,13 @@ from localjudge.scorers.verdicts import label_choices, reason_step, verdict_line
 from localjudge.scoring import (
     DATA_NOTE,
     JudgeStep,
+    MastraNumbers,
     ReasonText,
     Results,
     Scorer,
     Strict,
     UnscorableError,
     block,
-    check_scale,
     create_scorer,
     neutralise,
 )
@@ -203,8 +203,13 @@ tool was not called. The reason says which call, or which missing tool, decides 
 {DATA_NOTE}"""
 
 
+# createToolCallAccuracyScorerLLM: roundToTwoDecimals; no scale option (scores run from 0 to 1)
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="none")
+
+
 def tool_call_accuracy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
-                              available_tools: Sequence[str | Mapping[str, Any]] | None = None) -> Scorer:
+                              available_tools: Sequence[str | Mapping[str, Any]] | None = None,
+                              compat: str = "localjudge") -> Scorer:
     """Build the tool call accuracy scorer (higher is better).
 
     Args:
@@ -216,8 +221,9 @@ def tool_call_accuracy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "
             there, optional here): names, or ``{"name" or "id": ..., "description": ...}``
             mappings, or OpenAI tool definitions; at most 30. Shown to the judge; the missing
             tools it names are then chosen from them.
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`: no scale).
     """
-    scale = check_scale(scale)
+    scale = MASTRA_NUMBERS.build_scale(scale, compat)
     tools = check_tools(available_tools)
     names = tuple(t.name for t in tools) if tools else None
 
@@ -225,7 +231,8 @@ def tool_call_accuracy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "
         return create_scorer("tool_call_accuracy", judge=judge, version=version, scale=scale, requires=("input",),
                              id="llm-tool-call-accuracy-scorer", prob_score=prob_score,
                              description="Whether the agent called the right tools for the request",
-                             positive="appropriate tool calls", higher_is_better=True).preprocess(extract_tool_calls)
+                             positive="appropriate tool calls", higher_is_better=True, compat=compat,
+                             mastra_numbers=MASTRA_NUMBERS).preprocess(extract_tool_calls)
 
     if check_mode(mode) == "direct":
         def ask(sample: Sample, results: Results) -> str:

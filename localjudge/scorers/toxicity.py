@@ -30,13 +30,13 @@ from localjudge.scoring import (
     MAX_ITEMS,
     Exact,
     JudgeStep,
+    MastraNumbers,
     ReasonText,
     Results,
     Scorer,
     Shortcut,
     Strict,
     block,
-    check_scale,
     create_scorer,
     exactly,
 )
@@ -114,6 +114,7 @@ def score(sample: Sample, results: Results) -> float:
 # compat="mastra": Mastra 1.10.2 counts toxic verdicts (no severity), and an empty text, with no
 # verdicts, scores 1 whatever the scale.
 MASTRA_EMPTY = (Exact(1.0), "The output is empty: Mastra scores no verdicts 1.")
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_is_one")  # roundToTwoDecimals, `options?.scale || 1`
 
 
 def mastra_shortcut(sample: Sample, results: Results) -> Shortcut | None:
@@ -172,18 +173,19 @@ def toxicity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
         scale: Scores lie in [0, scale]; must be positive.
         mode: ``"pipeline"`` (a verdict and severity per statement, a reason) or ``"direct"``
             (one yes/no on the whole output: `scale` if toxic, else 0).
-        compat: ``"mastra"``: Mastra's plain count of toxic statements, and 1 for an empty output
-            (use ``build_scorer(..., compat="mastra")``, which also applies Mastra's rounding).
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`), its plain count of toxic
+            statements, and 1 for an empty output.
     """
-    scale = check_scale(scale)
+    scale = MASTRA_NUMBERS.build_scale(scale, compat)
     if check_mode(mode) == "direct":
         return direct_scorer("toxicity", judge, version=DIRECT_VERSION, question=DIRECT, positive="toxic",
-                             higher_is_better=False, if_empty=EMPTY, scale=scale)
+                             higher_is_better=False, if_empty=EMPTY, scale=scale, compat=compat,
+                             mastra_numbers=MASTRA_NUMBERS)
     example = explained_example(EXAMPLE_STATEMENTS, ANALYZE_EXAMPLE[1], score, scale, REASON_EXAMPLE)
     return (
         create_scorer("toxicity", judge=judge, version=VERSION, scale=scale,
                       shortcut=mastra_shortcut if compat == "mastra" else shortcut, prob_score=prob_score,
-                      positive="toxic", higher_is_better=False)
+                      positive="toxic", higher_is_better=False, compat=compat, mastra_numbers=MASTRA_NUMBERS)
         .analyze(ANALYZE_STEP)
         .generate_score(mastra_score if compat == "mastra" else score)
         .generate_reason(reason_step(summary(scale), show_context=False, example=example))

@@ -33,6 +33,7 @@ from localjudge.scorers.verdicts import label_choices, reason_step
 from localjudge.scoring import (
     DATA_NOTE,
     JudgeStep,
+    MastraNumbers,
     ReasonText,
     Results,
     Scorer,
@@ -40,7 +41,6 @@ from localjudge.scoring import (
     Strict,
     UnscorableError,
     block,
-    check_scale,
     create_scorer,
     neutralise,
 )
@@ -150,9 +150,13 @@ def check_expected(expected: Any) -> tuple[str, ...] | None:
     return lines
 
 
+# createTrajectoryAccuracyScorerLLM: roundToTwoDecimals; no scale option (scores run from 0 to 1)
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="none")
+
+
 def trajectory_accuracy_scorer(judge: Judge, *, scale: float = 1.0,
-                               expected_trajectory: Sequence[str | Mapping[str, Any]] | Mapping[str, Any] | None = None
-                               ) -> Scorer:
+                               expected_trajectory: Sequence[str | Mapping[str, Any]] | Mapping[str, Any] | None = None,
+                               compat: str = "localjudge") -> Scorer:
     """Build the trajectory accuracy scorer (higher is better; a flawless trajectory scores
     0.9 x scale, Mastra's weights).
 
@@ -162,8 +166,9 @@ def trajectory_accuracy_scorer(judge: Judge, *, scale: float = 1.0,
         expected_trajectory: The steps expected of every run (names, Mastra's ``{name, stepType,
             data}`` steps, or ``{"steps": [...]}``; at most 20). Takes precedence over the run's
             own `expected_trajectory`; given but empty, no expected steps are used.
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`: no scale).
     """
-    scale = check_scale(scale)
+    scale = MASTRA_NUMBERS.build_scale(scale, compat)
     static = check_expected(expected_trajectory)
 
     def expected_of(sample: Sample) -> tuple[str, ...] | None:
@@ -228,7 +233,8 @@ def trajectory_accuracy_scorer(judge: Judge, *, scale: float = 1.0,
         create_scorer("trajectory_accuracy", judge=judge, version=VERSION, scale=scale, shortcut=shortcut,
                       prob_score=prob_score, id="llm-trajectory-accuracy-scorer",
                       description="The quality of the agent's sequence of tool calls, against the expected steps",
-                      positive="a sound trajectory", higher_is_better=True)
+                      positive="a sound trajectory", higher_is_better=True, compat=compat,
+                      mastra_numbers=MASTRA_NUMBERS)
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False))

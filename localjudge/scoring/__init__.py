@@ -8,7 +8,18 @@ what a scorer sends the judge, `schemas` and `prompting` are the bounded-schema 
 untrusted-text helpers every scorer uses.
 """
 
-from localjudge.scoring.compat import COMPATS, LOCALJUDGE, Compat, CompatName, Exact, check_compat, js_round
+from localjudge.scoring.compat import (
+    AS_RETURNED,
+    COMPATS,
+    LOCALJUDGE,
+    Compat,
+    CompatName,
+    Exact,
+    MastraNumbers,
+    check_compat,
+    check_scale,
+    js_round,
+)
 from localjudge.scoring.copying import normal
 from localjudge.scoring.prompting import DATA_NOTE, block, neutralise, numbered
 from localjudge.scoring.schemas import (
@@ -25,7 +36,7 @@ from localjudge.scoring.schemas import (
     text,
     token_budget,
 )
-from localjudge.scoring.scorer import Scorer, check_scale, create_scorer
+from localjudge.scoring.scorer import Scorer, create_scorer
 from localjudge.scoring.step_runner import round_half_up
 from localjudge.scoring.steps import (
     ContextArg,
@@ -42,11 +53,13 @@ from localjudge.scoring.steps import (
 )
 
 __all__ = [
+    "AS_RETURNED",
     "COMPATS",
     "LOCALJUDGE",
     "Compat",
     "CompatName",
     "Exact",
+    "MastraNumbers",
     "check_compat",
     "js_round",
     "DATA_NOTE",

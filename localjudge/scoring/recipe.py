@@ -12,7 +12,7 @@ from typing import Any, Protocol
 
 from localjudge.judge import Judge
 from localjudge.samples import Sample
-from localjudge.scoring.compat import Compat
+from localjudge.scoring.compat import Compat, ScoreReturns
 from localjudge.scoring.steps import JudgeStep, Results, Shortcut, Step
 
 
@@ -32,7 +32,7 @@ class Recipe(Protocol):
     @property
     def score_step(self) -> Callable[[Sample, Results], Any] | JudgeStep | None: ...
     @property
-    def score_returns(self) -> str: ...
+    def score_returns(self) -> ScoreReturns: ...
     @property
     def reason_step(self) -> Step | None: ...
     @property

@@ -9,7 +9,6 @@ engine (`localjudge.scoring.step_runner`) runs it a batch at a time, one judge c
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -19,7 +18,7 @@ from localjudge.judge import Judge
 from localjudge.result import ScoreResult
 from localjudge.samples import InvalidRunError, Sample, context_of, to_sample
 from localjudge.scoring import step_runner
-from localjudge.scoring.compat import LOCALJUDGE, Compat
+from localjudge.scoring.compat import AS_RETURNED, LOCALJUDGE, Compat, MastraNumbers, ScoreReturns, check_compat
 from localjudge.scoring.step_runner import round_half_up
 from localjudge.scoring.steps import (
     ContextArg,
@@ -33,22 +32,6 @@ from localjudge.scoring.steps import (
     resolve,
 )
 from localjudge.scoring.versioning import probe, prompt_hash, shown_fields
-
-# Scores keep two decimals (prob scores four): far above this a float cannot hold them, and the
-# exact decimal rounding of `round_half_up` overflows.
-MAX_SCALE = 1_000_000
-
-
-def check_scale(scale: float) -> float:
-    """Return `scale` as a float, or raise if it is not a finite positive number up to `MAX_SCALE`."""
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)):
-        raise ValueError(f"scale must be a positive number, got {scale!r}")
-    if not math.isfinite(scale) or scale <= 0:
-        raise ValueError(f"scale must be a finite positive number, got {scale!r}")
-    if scale > MAX_SCALE:
-        raise ValueError(f"scale must be at most {MAX_SCALE:,} (scores keep two decimals), got {scale:g}")
-    return float(scale)
-
 
 REQUIRED_HINTS = {  # what a run lacks, in the words of its fields
     "input": "an input: the question or request the output answers ('input')",
@@ -87,15 +70,19 @@ class Scorer:
             (Mastra's prompt object); `score_returns` says how the number is read.
         score_returns: ``"fraction"`` (the default): the number is a fraction in [0, 1] and the
             score is fraction x scale; ``"score"`` (Mastra's contract): the number is the score
-            itself, in [0, scale]. Either way, rounded to two decimals.
+            itself, any finite number (87.5 and -1 too). Either way rounded to two decimals, but
+            under ``compat="mastra"`` as the scorer's `MastraNumbers` say (a custom scorer's: as
+            it is). NaN or infinity leaves the run unscored.
         prepare_run: Mastra's ``prepareRun``: rewrites each run (a mapping; may be async)
             before anything else reads it: its result is what is judged and keyed.
         reason_step: Optional: ``(run, results) -> str``, or a judge step whose result (or its
             ``"reason"`` field) is the reason; `results` then also holds ``"score"``.
         shortcut: Decides an item without the judge (empty output, no claims): called before
             each step with the results so far, returns (fraction, reason) or None.
-        prob_score_fn: Optional score from label probabilities (same range as the score).
-        scale: Scores lie in [0, scale].
+        prob_score_fn: Optional score from label probabilities, read as `score_returns` says
+            (a fraction times the scale, or the score itself).
+        scale: Scores lie in [0, scale] (a custom score under ``score_returns="score"`` may lie
+            outside: it is kept as returned).
         needs_context: Runs without context are rejected before any model call.
         requires: Other `Sample` fields a run must carry (``"ground_truth"``, ``"system"``...):
             a run without one is rejected before any model call, naming the field.
@@ -112,8 +99,9 @@ class Scorer:
         positive: What a high score (label 1 in a benchmark) means: ``"hallucinated"``.
         higher_is_better: The score's direction (None: neither, a neutral measure). Benchmarks
             read `positive`; baselines and "steered" checks read the direction.
-        compat: How the score is made from the fraction (`localjudge.scoring.compat`): the default,
-            or Mastra 1.10.2's numbers (``build_scorer(..., compat="mastra")`` sets it); part of `key`.
+        compat: How the score is made from the number (`localjudge.scoring.compat`): the setting
+            (the default, or Mastra 1.10.2's numbers) with the scorer's own `MastraNumbers`;
+            ``create_scorer(..., compat=..., mastra_numbers=...)`` makes it. Part of `key`.
     """
 
     name: str
@@ -123,7 +111,7 @@ class Scorer:
     preprocess_step: Step | None = None
     analyze_step: Step | None = None
     score_step: Callable[[Sample, Results], Any] | JudgeStep | None = None
-    score_returns: Literal["fraction", "score"] = "fraction"
+    score_returns: ScoreReturns = "fraction"
     prepare_run: Callable[[Mapping[str, Any]], Any] | None = None
     reason_step: Step | None = None
     shortcut: Callable[[Sample, Results], Shortcut | None] = _no_shortcut
@@ -141,8 +129,7 @@ class Scorer:
     compat: Compat = LOCALJUDGE
 
     def __post_init__(self) -> None:
-        if not self.compat.allows_scale(self.scale):
-            object.__setattr__(self, "scale", check_scale(self.scale))
+        object.__setattr__(self, "scale", self.compat.kept_scale(self.scale))
         if not self.id:
             object.__setattr__(self, "id", f"{self.name.replace('_', '-')}-scorer")  # Mastra's: answer-relevancy-scorer
         if self.score_returns not in ("fraction", "score"):
@@ -242,6 +229,7 @@ class Scorer:
         runs: Sequence[Mapping[str, Any] | Sample],
         *,
         on_invalid: Literal["raise", "record"] = "raise",
+        on_step: Callable[[str], Any] | None = None,
     ) -> list[ScoreResult]:
         """Score many runs with one judge call per judge step for the whole batch.
 
@@ -249,11 +237,13 @@ class Scorer:
             runs: The runs to score (or `Sample`s already made by `sample`, used as they are).
             on_invalid: ``"raise"`` rejects the batch (before any model call) if a run is
                 structurally wrong; ``"record"`` records such runs as unscored instead.
+            on_step: Called with each declared step's name (``"preprocess"``, ``"analyze"``,
+                ``"score"``, ``"reason"``) once that step has run for the batch (progress).
 
         Returns:
             One result per run, in input order.
         """
-        return step_runner.run_batch(self, runs, on_invalid)
+        return step_runner.run_batch(self, runs, on_invalid, on_step)
 
 
 def create_scorer(
@@ -274,8 +264,10 @@ def create_scorer(
     prob_score: Callable[[Results, Mapping[str, Any]], float | None] | None = None,
     positive: str = "positive",
     higher_is_better: bool | None = None,
-    score_returns: Literal["fraction", "score"] = "fraction",
+    score_returns: ScoreReturns = "fraction",
     prepare_run: Callable[[Mapping[str, Any]], Any] | None = None,
+    compat: str = "localjudge",
+    mastra_numbers: MastraNumbers = AS_RETURNED,
 ) -> Scorer:
     """Start a scorer, Mastra's way: ``create_scorer(...).preprocess(...).analyze(...)
     .generate_score(...).generate_reason(...)``; each step a function of (run, results) or a
@@ -287,7 +279,7 @@ def create_scorer(
         instructions: System message of judge steps that give none.
         description: What it measures.
         version: A readable label for reports (result keys use `prompt_hash`).
-        scale: Scores lie in [0, scale].
+        scale: Scores lie in [0, scale] (see `Scorer.scale`).
         id: Mastra's id (default ``"<name>-scorer"``).
         needs_context: Reject runs without context before any model call.
         requires: Other `Sample` fields a run must carry (see `Scorer.requires`).
@@ -298,15 +290,20 @@ def create_scorer(
             step's verdicts (see `Scorer.prob_score_fn`).
         positive, higher_is_better: What a high score means, and its direction (see `Scorer`).
         score_returns: How `generate_score`'s number is read: ``"fraction"`` (in [0, 1], times
-            `scale`: the default) or ``"score"`` (the score itself, in [0, scale]: Mastra's).
+            `scale`: the default) or ``"score"`` (the score itself, any finite number: Mastra's).
         prepare_run: Rewrites each run before anything reads it (Mastra's ``prepareRun``).
+        compat: ``"localjudge"`` (the default) or ``"mastra"``: score as Mastra 1.10.2 does, by
+            `mastra_numbers` (part of the scorer's key).
+        mastra_numbers: How Mastra makes this scorer's score (`MastraNumbers`: rounding, how it
+            reads `scale`, NaN); the default is Mastra's ``createScorer``'s own rule, the number
+            as it is. A built-in factory declares its own.
     """
     return Scorer(name=name, judge=judge, instructions=instructions, description=description, version=version,
                   scale=scale, id=id, needs_context=needs_context, requires=tuple(requires), context=context,
                   get_context=get_context,
                   fallback_context=fallback_context, shortcut=shortcut or _no_shortcut, prob_score_fn=prob_score,
                   positive=positive, higher_is_better=higher_is_better, score_returns=score_returns,
-                  prepare_run=prepare_run)
+                  prepare_run=prepare_run, compat=Compat(check_compat(compat), mastra_numbers))
 
 
 __all__ = ["JudgeStep", "Scorer", "UnscorableError", "create_scorer", "round_half_up"]

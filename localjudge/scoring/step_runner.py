@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import math
 import reprlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -32,7 +32,7 @@ from localjudge.judge import ChatPrompt, Generation
 from localjudge.result import ScoreResult
 from localjudge.samples import InvalidRunError, Sample, run_id_of
 from localjudge.scoring.answers import Failure, failure_of, parse_answer, reason_text
-from localjudge.scoring.compat import Exact, round_half_up
+from localjudge.scoring.compat import round_half_up
 from localjudge.scoring.copying import copied_text
 from localjudge.scoring.recipe import Recipe
 from localjudge.scoring.schemas import ScoreAnswer, score_answer, token_budget
@@ -64,8 +64,10 @@ def run_batch(
     scorer: Recipe,
     runs: Sequence[Mapping[str, Any] | Sample],
     on_invalid: Literal["raise", "record"],
+    on_step: Callable[[str], Any] | None = None,
 ) -> list[ScoreResult]:
     """`scorer` on `runs`: one result per run, in input order (see `Scorer.run_batch`)."""
+    done = on_step or (lambda name: None)
     if scorer.score_step is None:
         raise ValueError(f"scorer {scorer.name!r} has no generate_score step")
     steps = [s for s in (scorer.preprocess_step, scorer.analyze_step, scorer.score_step, scorer.reason_step) if s]
@@ -88,9 +90,13 @@ def run_batch(
         if step is not None:
             _shortcuts(scorer, items)
             _run_step(scorer, name, step, [it for it in items if it.result is None])
+            done(name)
     _shortcuts(scorer, items)
     _score(scorer, [it for it in items if it.result is None])
+    done("score")
     _reason(scorer, [it for it in items if it.result is None])
+    if scorer.reason_step is not None:
+        done("reason")
     return [item.result for item in items]  # type: ignore[misc]
 
 
@@ -111,8 +117,8 @@ def _shortcuts(scorer: Recipe, items: list[_Item]) -> None:
         decided = _call(scorer, item, "shortcut", scorer.shortcut, item.sample, item.results)
         if decided is _FAILED or decided is None:
             continue
-        if (not isinstance(decided, (tuple, list)) or len(decided) != 2 or not scorer.compat.accepts(decided[0])
-                or not isinstance(decided[1], (str, type(None)))):
+        if (not isinstance(decided, (tuple, list)) or len(decided) != 2
+                or not scorer.compat.accepts(decided[0], "fraction") or not isinstance(decided[1], (str, type(None)))):
             why = Failure("step_error", f"gave {_shown(decided)}, not None or (fraction in [0, 1], reason text)")
             item.result = _unscored(scorer, item, why, None, "shortcut")
             continue
@@ -256,13 +262,12 @@ def _score(scorer: Recipe, items: list[_Item]) -> None:
         if isinstance(value, NotScorable):
             _keep(scorer, item, "score", value)
             continue
-        fraction = _fraction(scorer, value)
-        if not scorer.compat.accepts(fraction):
-            want = "a fraction in [0, 1]" if scorer.score_returns == "fraction" else f"a score in [0, {scorer.scale:g}]"
-            why = Failure("step_error", f"generate_score gave {value!r}, not {want}")
+        if not scorer.compat.accepts(value, scorer.score_returns):
+            want = "a fraction in [0, 1]" if scorer.score_returns == "fraction" else "a finite number (the score)"
+            why = Failure("step_error", f"generate_score gave {_shown(value)}, not {want}")
             item.result = _unscored(scorer, item, why, None, "score")
             continue
-        item.score = scorer.compat.score(fraction, scorer.scale)
+        item.score = scorer.compat.score(value, scorer.scale, scorer.score_returns)
 
 
 def _bounded(scorer: Recipe, step: JudgeStep) -> JudgeStep:
@@ -280,15 +285,6 @@ def _judged(value: Any) -> Any:
     if isinstance(value, (int, float, NotScorable)):
         return value
     raise ValueError(f"the generate_score judge step gave {type(value).__name__}, not a number or {{'score': ...}}")
-
-
-def _fraction(scorer: Recipe, value: Any) -> Any:
-    """`value` as the fraction the compat setting scores: as it is under ``score_returns="fraction"``;
-    the score over the scale under ``"score"`` (Mastra's contract; under Mastra's numbers, the
-    score itself, unscaled and unrounded)."""
-    if scorer.score_returns == "fraction" or isinstance(value, bool) or not isinstance(value, (int, float)):
-        return value
-    return Exact(value) if scorer.compat.mastra else value / scorer.scale
 
 
 def _reason(scorer: Recipe, items: list[_Item]) -> None:
@@ -330,18 +326,19 @@ def _reason(scorer: Recipe, items: list[_Item]) -> None:
 
 
 def _prob_score(scorer: Recipe, item: _Item) -> Any:
-    """The score from label probabilities: None without a `prob_score` function or probabilities;
-    `_FAILED` (the item unscored) when the user's function raised or gave no finite number."""
+    """The score from label probabilities, read as `score_returns` says (a fraction times the
+    scale, or the score itself): None without a `prob_score` function or probabilities; `_FAILED`
+    (the item unscored) when the user's function raised or gave no finite number."""
     if scorer.prob_score_fn is None or not item.label_probs.get("analyze"):
         return None
-    fraction = _call(scorer, item, "prob_score", scorer.prob_score_fn, item.results, item.label_probs)
-    if fraction is None or fraction is _FAILED:
-        return fraction
-    if isinstance(fraction, bool) or not isinstance(fraction, (int, float)) or not math.isfinite(fraction):
-        item.result = _unscored(scorer, item, Failure("step_error", f"gave {_shown(fraction)}, not a number or None"),
+    value = _call(scorer, item, "prob_score", scorer.prob_score_fn, item.results, item.label_probs)
+    if value is None or value is _FAILED:
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        item.result = _unscored(scorer, item, Failure("step_error", f"gave {_shown(value)}, not a number or None"),
                                 None, "prob_score")
         return _FAILED
-    return round_half_up(fraction * scorer.scale, 4)
+    return round_half_up(value * scorer.scale if scorer.score_returns == "fraction" else value, 4)
 
 
 def _result(scorer: Recipe, item: _Item, score: float, reason: str | None, raw: str | None = None,

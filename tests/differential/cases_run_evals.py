@@ -3,56 +3,73 @@ localjudge's (a target giving the same replies in the same order) with the same 
 and gates (`evalScorers` in tests/differential/node/custom_scorers.mjs, and their twins here).
 
 Each case names scorers as the harness does: a name, or ``{"scorer": name, "threshold": t}``;
-items are Mastra's (`input`, `inputs`, or `turns` naming their gates and scorers).
+items are Mastra's (`input`, `inputs`, or `turns` naming their gates and scorers). Every case runs
+under both settings: under ``compat="mastra"`` the scorers are built with it and every figure is
+Mastra's; by default a mean may differ where the case pins it (`differs`, by scorer id).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from localjudge import Scorer, create_scorer, not_scorable
+from tests.differential.parity import Differs
 
-# The twins of custom_scorers.mjs's evalScorers: a run's output is the last assistant message with
-# text, as Mastra's getAssistantMessageFromRunOutput reads it.
-SCORERS: dict[str, Scorer] = {
-    "hasX": create_scorer("has_x").generate_score(lambda run, results: 1 if "x" in run.output else 0),
-    "polite": create_scorer("polite").generate_score(lambda run, results: 1 if "please" in run.output else 0),
-    "long": (create_scorer("long")
-             .preprocess(lambda run, results: not_scorable("too short") if len(run.output) < 6 else {})
-             .generate_score(lambda run, results: min(1, len(run.output) / 20))),
-    "broken": create_scorer("broken").generate_score(lambda run, results: 1 / 0),
-}
+
+def scorers(compat: str) -> dict[str, Scorer]:
+    """The twins of custom_scorers.mjs's evalScorers, built under `compat`: a run's output is the
+    last assistant message with text, as Mastra's getAssistantMessageFromRunOutput reads it."""
+    def constant(name: str, value: float) -> Scorer:  # Mastra's generateScore(() => value)
+        return create_scorer(name, score_returns="score", compat=compat).generate_score(lambda run, results: value)
+
+    return {
+        "hasX": create_scorer("has_x", compat=compat).generate_score(
+            lambda run, results: 1 if "x" in run.output else 0),
+        "polite": create_scorer("polite", compat=compat).generate_score(
+            lambda run, results: 1 if "please" in run.output else 0),
+        "long": (create_scorer("long", compat=compat)
+                 .preprocess(lambda run, results: not_scorable("too short") if len(run.output) < 6 else {})
+                 .generate_score(lambda run, results: min(1, len(run.output) / 20))),
+        "broken": create_scorer("broken", compat=compat).generate_score(lambda run, results: 1 / 0),
+        "third": constant("third", 1 / 3),
+        "big": constant("big", 87.5),
+        "negative": constant("negative", -1),
+    }
 
 
 @dataclass(frozen=True)
 class RunEvalsCase:
-    """One `runEvals` run on both sides: the replies, in order, the items, scorers and gates."""
+    """One `runEvals` run on both sides: the replies, in order, the items, scorers and gates; and
+    by scorer id, a mean the default setting gives otherwise (a difference of the closed table)."""
 
     name: str
     replies: list[str]
     data: list[dict[str, Any]]
     scorers: list[Any]
     gates: list[str]
+    differs: Mapping[str, Differs] = field(default_factory=dict)
 
     def for_mastra(self) -> dict[str, Any]:
         return {"id": f"run-evals/{self.name}", "runEvals": {"replies": self.replies, "data": self.data,
                                                               "scorers": self.scorers, "gates": self.gates}}
 
-    def for_local(self) -> dict[str, Any]:
-        """`run_evals`' arguments: the names made scorers."""
+    def for_local(self, compat: str = "localjudge") -> dict[str, Any]:
+        """`run_evals`' arguments: the names made scorers, built under `compat`."""
+        made = scorers(compat)
+
         def entry(e: Any) -> Any:
-            return SCORERS[e] if isinstance(e, str) else {"scorer": SCORERS[e["scorer"]], "threshold": e["threshold"]}
+            return made[e] if isinstance(e, str) else {"scorer": made[e["scorer"]], "threshold": e["threshold"]}
 
         def item(it: Mapping[str, Any]) -> dict[str, Any]:
             if "turns" not in it:
                 return dict(it)
-            return {**it, "turns": [{"input": t["input"], "gates": [SCORERS[g] for g in t.get("gates", [])],
+            return {**it, "turns": [{"input": t["input"], "gates": [made[g] for g in t.get("gates", [])],
                                      "scorers": [entry(s) for s in t.get("scorers", [])]} for t in it["turns"]]}
 
         return {"data": [item(it) for it in self.data], "scorers": [entry(e) for e in self.scorers],
-                "gates": [SCORERS[g] for g in self.gates]}
+                "gates": [made[g] for g in self.gates]}
 
 
 RUN_EVALS_CASES = [
@@ -69,4 +86,9 @@ RUN_EVALS_CASES = [
                  [{"scorer": "long", "threshold": 0.5}], ["long"]),
     RunEvalsCase("passed", ["x, please", "please x, thanks"], [{"input": "q1"}, {"input": "q2"}],
                  [{"scorer": "polite", "threshold": {"min": 0.5}}, "long"], ["hasX"]),
+    # Custom scores kept as returned: the mean of 1/3 and 1/3, of 87.5 (a gate it passes), of -1
+    # (below a threshold of 0); by default the mean of 0.33 and 0.33.
+    RunEvalsCase("raw-scores", ["a", "b"], [{"input": "q1"}, {"input": "q2"}],
+                 ["third", {"scorer": "negative", "threshold": 0}], ["big"],
+                 differs={"third-scorer": Differs("unrounded", 1 / 3, 0.33)}),
 ]

@@ -26,12 +26,14 @@ class Difference(NamedTuple):
     def pages(self) -> tuple[str, ...]:
         """The docs/scorers pages whose "differs from Mastra" section must name it: each named
         scorer's page, README.md for "every scorer ...", code-scorers.md for the code scorers and
-        checks (a parenthesis is a note, not a scorer)."""
+        checks, ../writing-scorers.md for custom scorers (a parenthesis is a note, not a scorer)."""
         names = re.split(r"[,;]", re.sub(r"\([^)]*\)", "", self.scorers))
         return tuple(dict.fromkeys(_page(name.strip()) for name in names))
 
 
 def _page(name: str) -> str:
+    if name.startswith("custom scorer"):
+        return "../writing-scorers.md"  # docs/writing-scorers.md: the page for scorers of your own
     if "code scorer" in name or name.startswith(("check_", "code_")) or name == "completeness":
         return "code-scorers.md"
     if name.startswith("every scorer"):
@@ -87,10 +89,18 @@ DIFFERENCES: dict[str, Difference] = {
         "0.22 here; 2.175 is 2.17 in Mastra and 2.18 here",
         compat="Mastra's: its roundToTwoDecimals (`js_round`)"),
     "unrounded": Difference(
-        "multi-turn judge, rubric, context relevance (empty context); every code scorer and check",
-        "the score is 1 x scale, not rounded; a code scorer returns its raw fraction (0.5161290322580645)",
+        "multi-turn judge, rubric, context relevance (empty context); every code scorer and check; custom scorers",
+        "the score is 1 x scale, not rounded; a code scorer returns its raw fraction (0.5161290322580645), a "
+        "custom scorer its `generateScore`'s number as it is (1/3 is 0.3333333333333333)",
         "every score is rounded to 2 decimals", "one rule for every score",
         compat="Mastra's: not rounded"),
+    "non-finite-score": Difference(
+        "custom scorers", "a `generateScore` that returns NaN or Infinity scores it (NaN; Infinity is null in JSON)",
+        "unscored, saying why (`generate_score gave float nan, not a finite number (the score)`)",
+        "a NaN or an infinity is a score function's bug (0 / 0, a division by zero), not a measure: it would make "
+        "every mean and threshold over it NaN or infinite",
+        compat="kept: the bug is the same under either setting; a NaN of Mastra's own formula (answer relevancy's) "
+               "is Mastra's"),
     "no-input-relevancy": Difference(
         "answer relevancy", "judges relevance to an empty question (`\"\"`)", "unscored",
         "relevance to nothing cannot be judged",

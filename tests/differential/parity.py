@@ -130,11 +130,14 @@ def run_local(case: Case, compat: str = "localjudge") -> LocalOutcome:
     return LocalOutcome("NaN" if math.isnan(result.score) else result.score, len(judge.calls), detail)
 
 
+NON_FINITE = ("NaN", "Infinity", "-Infinity")  # how the harness writes those scores (JSON has none)
+
+
 def mastra_outcome(result: Mapping[str, Any]) -> Outcome:
-    """A harness result as an outcome: its score (``"NaN"`` for NaN), or `REFUSED` when it threw
-    or was not scorable."""
-    if result.get("score") == "NaN":
-        return "NaN"
+    """A harness result as an outcome: its score (``"NaN"``, ``"Infinity"`` for those), or
+    `REFUSED` when it threw or was not scorable."""
+    if result.get("score") in NON_FINITE:
+        return str(result["score"])
     if "error" in result or result.get("notScorable") or result.get("score") is None:
         return REFUSED
     return float(result["score"])

@@ -11,6 +11,8 @@ import pytest
 from localjudge.scoring import js_round, round_half_up
 from tests.differential.cases import ALL_CASES, ROUNDING
 from tests.differential.cases_code import CODE_CASES
+from tests.differential.cases_custom import CUSTOM_CASES
+from tests.differential.cases_run_evals import RUN_EVALS_CASES
 from tests.differential.differences import DIFFERENCES
 from tests.differential.parity import FACTORIES, REFUSED, ROOT, Case, Differs, mastra_outcome, run_local
 
@@ -68,7 +70,8 @@ def test_every_scorer_has_cases() -> None:
 def test_differences_are_one_closed_table() -> None:
     """Every difference a case pins is in the table, every entry is pinned by a case, and the
     docs page lists exactly the table's entries."""
-    pinned = {c.expect.what for c in [*ALL_CASES, *CODE_CASES] if isinstance(c.expect, Differs)}
+    pinned = {c.expect.what for c in [*ALL_CASES, *CODE_CASES, *CUSTOM_CASES] if isinstance(c.expect, Differs)}
+    pinned |= {d.what for c in RUN_EVALS_CASES for d in c.differs.values()}
     assert pinned == set(DIFFERENCES)
     page = (ROOT / "docs" / "mastra-parity.md").read_text()
     rows = dict(re.findall(r"^\| `([a-z0-9-]+)` \|.*\| ([^|]+) \|$", page, flags=re.MULTILINE))
@@ -91,7 +94,10 @@ def differs_bullets(page: str) -> list[str]:
 def test_every_difference_is_on_its_scorers_pages() -> None:
     """Each page of a scorer a difference shows in has a bullet naming it, linked to
     docs/mastra-parity.md, that says what compat="mastra" does about it."""
+    def link(page: str) -> str:  # docs/mastra-parity.md from the page's folder
+        return "mastra-parity.md" if page.startswith("../") else "../mastra-parity.md"
+
     missing = [f"docs/scorers/{page}: {what}" for what, difference in DIFFERENCES.items() for page in difference.pages
-               if not any(f"[`{what}`](../mastra-parity.md" in bullet and 'compat="mastra"' in bullet
+               if not any(f"[`{what}`]({link(page)}" in bullet and 'compat="mastra"' in bullet
                           for bullet in differs_bullets(page))]
     assert not missing, missing

@@ -2,10 +2,12 @@
 and the same function scorers (tests/differential/cases_run_evals.py): the same means, the same
 `summary` (items, not-scorable counts), the same gate, threshold and per-turn results, and the
 same verdict. Where Mastra leaves a key out (a scorer with no scored run, no verdict), localjudge
-gives None."""
+gives None. Under ``compat="mastra"`` every figure is Mastra's; by default a mean differs only
+where the case pins it (a custom score rounded: the `unrounded` difference)."""
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
@@ -13,6 +15,7 @@ import pytest
 from localjudge import run_evals
 from localjudge.evaluation import RunEvalsResult
 from tests.differential.cases_run_evals import RUN_EVALS_CASES, RunEvalsCase
+from tests.differential.differences import DIFFERENCES
 
 
 def _checks(found: list[dict[str, Any]] | None, score: str) -> dict[str, tuple[float, bool]]:
@@ -59,11 +62,18 @@ def rounded(value: Any) -> Any:
     return value
 
 
+@pytest.mark.parametrize("compat", ["localjudge", "mastra"])
 @pytest.mark.parametrize("case", RUN_EVALS_CASES, ids=lambda c: c.name)
-def test_run_evals_as_mastra(case: RunEvalsCase, mastra: dict[str, dict[str, Any]]) -> None:
+def test_run_evals_as_mastra(case: RunEvalsCase, compat: str, mastra: dict[str, dict[str, Any]]) -> None:
     found = mastra[f"run-evals/{case.name}"]
     assert "error" not in found and found["unused"] == 0, found  # every reply was asked for
     replies = list(case.replies)
-    local = run_evals(target=lambda message: replies.pop(0), **case.for_local())
+    local = run_evals(target=lambda message: replies.pop(0), **case.for_local(compat))
     assert replies == []
-    assert rounded(as_mastra(local)) == rounded(mastra_shaped(found["result"])), found
+    ours, theirs = as_mastra(local), mastra_shaped(copy.deepcopy(found["result"]))  # the session's stays as it is
+    for scorer_id, pinned in case.differs.items():  # pinned means, each a difference of the closed table
+        assert theirs["scores"][scorer_id] == pinned.mastra, found
+        if compat == "localjudge" or not DIFFERENCES[pinned.what].switched:
+            assert ours["scores"][scorer_id] == pinned.local, local
+            theirs["scores"][scorer_id] = pinned.local
+    assert rounded(ours) == rounded(theirs), found

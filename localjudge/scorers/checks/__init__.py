@@ -8,6 +8,7 @@ times=2)``, ``checks.matches(r"\\d+°[FC]", flags="i")``.
 
 Output checks read the answer judged (the last assistant message with text, as every scorer);
 tool checks read every tool call the run made (its `tool_calls`, or its output's messages).
+Each takes ``compat="mastra"`` for Mastra's numbers (the raw fraction: `similarity`'s unrounded).
 """
 
 from __future__ import annotations
@@ -45,61 +46,62 @@ CHECKS: dict[str, Callable[..., CodeScorer]] = {
 }
 
 
-def includes(expected: str, *, ignore_case: bool = True) -> CodeScorer:
+def includes(expected: str, *, ignore_case: bool = True, compat: str = "localjudge") -> CodeScorer:
     """``checks.includes(expected, {ignoreCase})``."""
-    return check_includes_scorer(expected=expected, ignore_case=ignore_case)
+    return check_includes_scorer(expected=expected, ignore_case=ignore_case, compat=compat)
 
 
-def excludes(unwanted: str, *, ignore_case: bool = True) -> CodeScorer:
+def excludes(unwanted: str, *, ignore_case: bool = True, compat: str = "localjudge") -> CodeScorer:
     """``checks.excludes(unwanted, {ignoreCase})``."""
-    return check_excludes_scorer(unwanted=unwanted, ignore_case=ignore_case)
+    return check_excludes_scorer(unwanted=unwanted, ignore_case=ignore_case, compat=compat)
 
 
-def equals(expected: str, *, ignore_case: bool = True) -> CodeScorer:
+def equals(expected: str, *, ignore_case: bool = True, compat: str = "localjudge") -> CodeScorer:
     """``checks.equals(expected, {ignoreCase})``."""
-    return check_equals_scorer(expected=expected, ignore_case=ignore_case)
+    return check_equals_scorer(expected=expected, ignore_case=ignore_case, compat=compat)
 
 
 def matches(pattern: str | re.Pattern[str], flags: str = "", *, exact: bool = False,
-            timeout_s: float = DEFAULT_TIMEOUT_S) -> CodeScorer:
+            timeout_s: float = DEFAULT_TIMEOUT_S, compat: str = "localjudge") -> CodeScorer:
     """``checks.matches(new RegExp(pattern, flags), {exact})``; `timeout_s`: the most seconds one
     output's test may take before its row is left unscored (localjudge's)."""
-    return check_matches_scorer(pattern=pattern, flags=flags, exact=exact, timeout_s=timeout_s)
+    return check_matches_scorer(pattern=pattern, flags=flags, exact=exact, timeout_s=timeout_s, compat=compat)
 
 
-def similarity(expected: str, *, threshold: float | None = None, ignore_case: bool = True) -> CodeScorer:
+def similarity(expected: str, *, threshold: float | None = None, ignore_case: bool = True,
+               compat: str = "localjudge") -> CodeScorer:
     """``checks.similarity(expected, {threshold, ignoreCase})``."""
-    return check_similarity_scorer(expected=expected, threshold=threshold, ignore_case=ignore_case)
+    return check_similarity_scorer(expected=expected, threshold=threshold, ignore_case=ignore_case, compat=compat)
 
 
-def called_tool(tool_name: str, *, times: int = 1) -> CodeScorer:
+def called_tool(tool_name: str, *, times: int = 1, compat: str = "localjudge") -> CodeScorer:
     """``checks.calledTool(toolName, {times})``."""
-    return check_called_tool_scorer(tool_name=tool_name, times=times)
+    return check_called_tool_scorer(tool_name=tool_name, times=times, compat=compat)
 
 
-def did_not_call(tool_name: str) -> CodeScorer:
+def did_not_call(tool_name: str, *, compat: str = "localjudge") -> CodeScorer:
     """``checks.didNotCall(toolName)``."""
-    return check_did_not_call_scorer(tool_name=tool_name)
+    return check_did_not_call_scorer(tool_name=tool_name, compat=compat)
 
 
-def tool_order(expected_order: Sequence[str]) -> CodeScorer:
+def tool_order(expected_order: Sequence[str], *, compat: str = "localjudge") -> CodeScorer:
     """``checks.toolOrder(expectedOrder)``."""
-    return check_tool_order_scorer(expected_order=expected_order)
+    return check_tool_order_scorer(expected_order=expected_order, compat=compat)
 
 
-def max_tool_calls(max_calls: int) -> CodeScorer:
+def max_tool_calls(max_calls: int, *, compat: str = "localjudge") -> CodeScorer:
     """``checks.maxToolCalls(max)``."""
-    return check_max_tool_calls_scorer(max_calls=max_calls)
+    return check_max_tool_calls_scorer(max_calls=max_calls, compat=compat)
 
 
-def used_no_tools() -> CodeScorer:
+def used_no_tools(*, compat: str = "localjudge") -> CodeScorer:
     """``checks.usedNoTools()``."""
-    return check_used_no_tools_scorer()
+    return check_used_no_tools_scorer(compat=compat)
 
 
-def no_tool_errors() -> CodeScorer:
+def no_tool_errors(*, compat: str = "localjudge") -> CodeScorer:
     """``checks.noToolErrors()``."""
-    return check_no_tool_errors_scorer()
+    return check_no_tool_errors_scorer(compat=compat)
 
 
 __all__ = ["CHECKS", "JsRegex", "called_tool", "did_not_call", "equals", "excludes", "includes", "matches",

@@ -10,10 +10,10 @@ from localjudge.scorers.code import CodeScorer
 
 
 def check_equals_scorer(judge: Judge | None = None, *, expected: str, ignore_case: bool = True,
-                        scale: float = 1.0) -> CodeScorer:
+                        scale: float = 1.0, compat: str = "localjudge") -> CodeScorer:
     """Mastra's ``checks.equals(expected, {ignoreCase})`` (no model: `judge` is not used)."""
     text_option("expected", expected, ignore_case)
-    return text_check("check_equals", expected=expected, ignore_case=ignore_case, scale=scale,
+    return text_check("check_equals", expected=expected, ignore_case=ignore_case, scale=scale, compat=compat,
                       said=("equals", "does not equal"),
                       test=lambda output, target: output == target, positive="equals the text")
 

@@ -9,10 +9,10 @@ from localjudge.scorers.code import CodeScorer
 
 
 def check_excludes_scorer(judge: Judge | None = None, *, unwanted: str, ignore_case: bool = True,
-                          scale: float = 1.0) -> CodeScorer:
+                          scale: float = 1.0, compat: str = "localjudge") -> CodeScorer:
     """Mastra's ``checks.excludes(unwanted, {ignoreCase})`` (no model: `judge` is not used)."""
     text_option("unwanted", unwanted, ignore_case)
-    return text_check("check_excludes", expected=unwanted, ignore_case=ignore_case, scale=scale,
+    return text_check("check_excludes", expected=unwanted, ignore_case=ignore_case, scale=scale, compat=compat,
                       said=("leaves out", "includes"),
                       test=lambda output, target: target not in output, positive="leaves the text out")
 

@@ -9,10 +9,10 @@ from localjudge.scorers.code import CodeScorer
 
 
 def check_includes_scorer(judge: Judge | None = None, *, expected: str, ignore_case: bool = True,
-                          scale: float = 1.0) -> CodeScorer:
+                          scale: float = 1.0, compat: str = "localjudge") -> CodeScorer:
     """Mastra's ``checks.includes(expected, {ignoreCase})`` (no model: `judge` is not used)."""
     text_option("expected", expected, ignore_case)
-    return text_check("check_includes", expected=expected, ignore_case=ignore_case, scale=scale,
+    return text_check("check_includes", expected=expected, ignore_case=ignore_case, scale=scale, compat=compat,
                       said=("includes", "does not include"),
                       test=lambda output, target: target in output, positive="includes the text")
 

@@ -29,7 +29,8 @@ from localjudge.scoring import Results
 
 
 def check_matches_scorer(judge: Judge | None = None, *, pattern: str | re.Pattern[str], flags: str = "",
-                         exact: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S, scale: float = 1.0) -> CodeScorer:
+                         exact: bool = False, timeout_s: float = DEFAULT_TIMEOUT_S, scale: float = 1.0,
+                         compat: str = "localjudge") -> CodeScorer:
     """Mastra's ``checks.matches(new RegExp(pattern, flags), {exact})`` (no model: `judge` is not used).
 
     Args:
@@ -71,7 +72,8 @@ def check_matches_scorer(judge: Judge | None = None, *, pattern: str | re.Patter
     return code_scorer("check_matches", id="check-matches", preprocess=preprocess, score=passed, reason=reason,
                        scale=scale, positive="matches the pattern", description=f"Whether the output matches {shown}",
                        settings={**settings, "exact": exact,  # the limit is in the key only when not the default
-                                 **({"timeout_s": timeout_s} if timeout_s != DEFAULT_TIMEOUT_S else {})})
+                                 **({"timeout_s": timeout_s} if timeout_s != DEFAULT_TIMEOUT_S else {})},
+                       compat=compat)
 
 
 __all__ = ["check_matches_scorer"]

@@ -8,12 +8,13 @@ from localjudge.scorers.checks.tools import called, count_option, tool_check
 from localjudge.scorers.code import CodeScorer
 
 
-def check_max_tool_calls_scorer(judge: Judge | None = None, *, max_calls: int, scale: float = 1.0) -> CodeScorer:
+def check_max_tool_calls_scorer(judge: Judge | None = None, *, max_calls: int, scale: float = 1.0,
+                                compat: str = "localjudge") -> CodeScorer:
     """Mastra's ``checks.maxToolCalls(max)`` (no model: `judge` is not used)."""
     count_option("max_calls", max_calls)
     return tool_check(
         "check_max_tool_calls", scale=scale, positive="within the call budget", settings={"max": max_calls},
-        said=(f"made at most {max_calls} tool calls", f"made more than {max_calls} tool calls"),
+        compat=compat, said=(f"made at most {max_calls} tool calls", f"made more than {max_calls} tool calls"),
         measure=lambda run: {"count": len(called(run)), "max": max_calls, "passed": len(called(run)) <= max_calls})
 
 

@@ -41,9 +41,10 @@ def _measure(run: Sample) -> dict[str, Any]:
             "passed": not errors}
 
 
-def check_no_tool_errors_scorer(judge: Judge | None = None, *, scale: float = 1.0) -> CodeScorer:
+def check_no_tool_errors_scorer(judge: Judge | None = None, *, scale: float = 1.0,
+                                compat: str = "localjudge") -> CodeScorer:
     """Mastra's ``checks.noToolErrors()`` (no model: `judge` is not used)."""
-    return tool_check("check_no_tool_errors", scale=scale, positive="no tool failed", measure=_measure,
+    return tool_check("check_no_tool_errors", scale=scale, compat=compat, positive="no tool failed", measure=_measure,
                       said=("had no failed tool call", "had a failed tool call"))
 
 

@@ -18,7 +18,7 @@ from localjudge.scoring import Results
 
 
 def check_similarity_scorer(judge: Judge | None = None, *, expected: str, threshold: float | None = None,
-                            ignore_case: bool = True, scale: float = 1.0) -> CodeScorer:
+                            ignore_case: bool = True, scale: float = 1.0, compat: str = "localjudge") -> CodeScorer:
     """Mastra's ``checks.similarity(expected, {threshold, ignoreCase})`` (no model: `judge` is not used)."""
     text_option("expected", expected, ignore_case)
     if threshold is not None and (isinstance(threshold, bool) or not isinstance(threshold, (int, float))
@@ -40,7 +40,8 @@ def check_similarity_scorer(judge: Judge | None = None, *, expected: str, thresh
 
     return code_scorer("check_similarity", id="check-similarity", preprocess=preprocess, score=score, reason=reason,
                        scale=scale, positive="similar to the text", description=f"Similarity to {expected!r}",
-                       settings={"expected": expected, "threshold": threshold, "ignore_case": ignore_case})
+                       settings={"expected": expected, "threshold": threshold, "ignore_case": ignore_case},
+                       compat=compat)
 
 
 __all__ = ["check_similarity_scorer"]

@@ -25,7 +25,8 @@ def output_and_target(run: Sample, expected: str, ignore_case: bool) -> tuple[st
 
 
 def text_check(name: str, *, expected: str, ignore_case: bool, test: Callable[[str, str], bool], said: tuple[str, str],
-               positive: str, scale: float, settings: Mapping[str, Any] | None = None) -> CodeScorer:
+               positive: str, scale: float, settings: Mapping[str, Any] | None = None,
+               compat: str = "localjudge") -> CodeScorer:
     """A check scoring 1 when ``test(output, target)`` holds, else 0. `said`: what the output does
     when it passes and when not (``("includes", "does not include")``), for the reason."""
     def preprocess(run: Sample, results: Results) -> dict[str, Any]:
@@ -38,7 +39,7 @@ def text_check(name: str, *, expected: str, ignore_case: bool, test: Callable[[s
 
     return code_scorer(name, id=name.replace("_", "-"), preprocess=preprocess, score=passed, reason=reason,
                        scale=scale, positive=positive, description=f"Whether the output {said[0]} {expected!r}",
-                       settings={"expected": expected, "ignore_case": ignore_case, **(settings or {})})
+                       compat=compat, settings={"expected": expected, "ignore_case": ignore_case, **(settings or {})})
 
 
 __all__ = ["output_and_target", "text_check", "text_option"]

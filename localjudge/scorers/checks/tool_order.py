@@ -14,7 +14,7 @@ from localjudge.scorers.code import CodeScorer
 
 
 def check_tool_order_scorer(judge: Judge | None = None, *, expected_order: Sequence[str],
-                            scale: float = 1.0) -> CodeScorer:
+                            scale: float = 1.0, compat: str = "localjudge") -> CodeScorer:
     """Mastra's ``checks.toolOrder(expectedOrder)`` (no model: `judge` is not used)."""
     order = list(expected_order) if not isinstance(expected_order, str) else None
     if order is None or not all(isinstance(t, str) for t in order):
@@ -28,7 +28,7 @@ def check_tool_order_scorer(judge: Judge | None = None, *, expected_order: Seque
         return {"actual_tools": called(run), "expected_order": order, "passed": reached == len(order)}
 
     shown = " → ".join(order)
-    return tool_check("check_tool_order", scale=scale, positive="called the tools in order",
+    return tool_check("check_tool_order", scale=scale, compat=compat, positive="called the tools in order",
                       settings={"order": order}, measure=measure,
                       said=(f"called {shown} in that order", f"did not call {shown} in that order"))
 

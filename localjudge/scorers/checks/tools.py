@@ -28,7 +28,7 @@ def count_option(name: str, value: Any) -> None:
 
 
 def tool_check(name: str, *, measure: Callable[[Sample], dict[str, Any]], said: tuple[str, str], positive: str,
-               scale: float, settings: Mapping[str, Any] | None = None) -> CodeScorer:
+               scale: float, settings: Mapping[str, Any] | None = None, compat: str = "localjudge") -> CodeScorer:
     """A check scoring 1 when ``measure(run)["passed"]``, else 0. `said`: what the agent did when
     it passes and when not (``("called search", "did not call search")``), for the reason."""
     def preprocess(run: Sample, results: Results) -> dict[str, Any]:
@@ -40,7 +40,7 @@ def tool_check(name: str, *, measure: Callable[[Sample], dict[str, Any]], said: 
         return f"{'Passed' if ok else 'Failed'}: the agent {said[0] if ok else said[1]} (tools called: {tools})."
 
     return code_scorer(name, id=name.replace("_", "-"), preprocess=preprocess, score=passed, reason=reason,
-                       scale=scale, reads=("output", "tool_calls"), positive=positive,
+                       scale=scale, compat=compat, reads=("output", "tool_calls"), positive=positive,
                        description=f"Whether the agent {said[0]}", settings=settings)
 
 

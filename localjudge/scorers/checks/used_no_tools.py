@@ -8,9 +8,10 @@ from localjudge.scorers.checks.tools import called, tool_check
 from localjudge.scorers.code import CodeScorer
 
 
-def check_used_no_tools_scorer(judge: Judge | None = None, *, scale: float = 1.0) -> CodeScorer:
+def check_used_no_tools_scorer(judge: Judge | None = None, *, scale: float = 1.0,
+                               compat: str = "localjudge") -> CodeScorer:
     """Mastra's ``checks.usedNoTools()`` (no model: `judge` is not used)."""
-    return tool_check("check_used_no_tools", scale=scale, positive="used no tools",
+    return tool_check("check_used_no_tools", scale=scale, compat=compat, positive="used no tools",
                       said=("used no tools", "used tools"),
                       measure=lambda run: {"count": len(called(run)), "passed": not called(run)})
 

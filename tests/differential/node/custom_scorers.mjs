@@ -103,6 +103,18 @@ export const refundJudge = (model) => createScorer({
       `Rate this refund handling from 0 to 1:\n${JSON.stringify(run.output)}`,
   });
 
+// Custom scorers whose generateScore returns one number, for the raw-score cases
+// (tests/differential/cases_custom.py): Mastra keeps the number as it is, 1/3 unrounded, 87.5 and
+// -1 out of [0, 1], NaN and Infinity too. Their twins are create_scorer(..., score_returns="score").
+const constant = (id, value) => () => createScorer({ id, description: `Always ${value}` })
+  .generateScore(() => value);
+
+export const oneThird = constant('one-third', 1 / 3);
+export const eightySevenAndAHalf = constant('eighty-seven-and-a-half', 87.5);
+export const minusOne = constant('minus-one', -1);
+export const notANumber = constant('not-a-number', NaN);
+export const infinity = constant('infinity', Infinity);
+
 // Function scorers for the runEvals cases (tests/differential/test_run_evals_parity.py); their
 // Python twins are in tests/differential/cases_run_evals.py. Each reads the reply as Mastra's
 // scorers do: the last assistant message with text.
@@ -120,4 +132,7 @@ export const evalScorers = {
     .generateScore(({ run }) => Math.min(1, reply(run).length / 20)),
   broken: createScorer({ id: 'broken-scorer', description: 'Always throws' })
     .generateScore(() => { throw new Error('broken'); }),
+  third: createScorer({ id: 'third-scorer', description: 'Always 1/3' }).generateScore(() => 1 / 3),
+  big: createScorer({ id: 'big-scorer', description: 'Always 87.5' }).generateScore(() => 87.5),
+  negative: createScorer({ id: 'negative-scorer', description: 'Always -1' }).generateScore(() => -1),
 };

@@ -20,7 +20,7 @@
 //     for scorers and gates (a scorer entry is a name or {"scorer": name, "threshold": t}; an item's turns name
 //     theirs the same way). Its result is returned as it is: {"id", "result"}.
 // stdout: a JSON list, one object per case, in order:
-//   {"id", "score" (absent when none; "NaN" for NaN), "notScorable", "error" (a thrown error's message, with
+//   {"id", "score" (absent when none; "NaN", "Infinity" or "-Infinity" for those), "notScorable", "error" (a thrown error's message, with
 //    "stage": "create" or "run"), "reason", "preprocessStepResult", "analyzeStepResult", "prompts" (the
 //    prompt-object steps' user messages by step: analyze, generateScore, generateReason),
 //    "calls": ["json" | "text", ...] (the judge calls made), "unused": answers left over}
@@ -146,7 +146,8 @@ async function runCase(c) {
     const run = c.trajectory ? { ...c.run, output: extractTrajectory(c.run.output) } : c.run;
     const r = await scorer.run(run);
     return {
-      id: c.id, score: Number.isNaN(r.score) ? "NaN" : r.score, notScorable: r.notScorable, reason: r.reason,
+      id: c.id, score: typeof r.score === "number" && !Number.isFinite(r.score) ? String(r.score) : r.score,
+      notScorable: r.notScorable, reason: r.reason,
       preprocessStepResult: r.preprocessStepResult, analyzeStepResult: r.analyzeStepResult, calls, unused: left(),
       prompts: { analyze: r.analyzePrompt, generateScore: r.generateScorePrompt, generateReason: r.generateReasonPrompt },
     };

@@ -84,10 +84,10 @@ class GlutenAnalysis(Strict):
                              Field(max_length=10)]
 
 
-def gluten_checker(judge: Judge) -> Scorer:
+def gluten_checker(judge: Judge, compat: str = "localjudge") -> Scorer:
     return (
         create_scorer("gluten_checker", id="gluten-checker", description="Check if the output contains any gluten",
-                      judge=judge, instructions=GLUTEN_INSTRUCTIONS)
+                      judge=judge, instructions=GLUTEN_INSTRUCTIONS, compat=compat)
         .analyze(JudgeStep(instructions="", prompt=lambda run, results: generate_gluten_prompt(run.output),
                            schema=GlutenAnalysis))
         .generate_score(lambda run, results: 1 if results["analyze_step_result"]["isGlutenFree"] else 0)
@@ -113,10 +113,10 @@ def refund_prompt(run: Any, results: Any) -> str:
     return f"Rate this refund handling from 0 to 1:\n{messages}"
 
 
-def refund_judge(judge: Judge) -> Scorer:
+def refund_judge(judge: Judge, compat: str = "localjudge") -> Scorer:
     return (
         create_scorer("refund_judge", id="refund-judge", description="Judges how well refund requests were handled",
-                      judge=judge, instructions=REFUND_INSTRUCTIONS, score_returns="score")
+                      judge=judge, instructions=REFUND_INSTRUCTIONS, score_returns="score", compat=compat)
         .preprocess(refund_tools)
         .generate_score({"description": "Score the refund handling from 0 to 1", "create_prompt": refund_prompt})
     )

@@ -1,9 +1,11 @@
 """compat="mastra": Mastra 1.10.2's numbers on request. The rounding rule on its boundaries, the
 setting in the result key (a resume never mixes the two), scale 0 and NaN as Mastra reads them,
-and a bad value refused in one line. The differential tier checks every case against Mastra's code."""
+and a bad value refused in one line; each scorer's own Mastra numbers (`MastraNumbers`) declared to
+create_scorer. The differential tier checks every case against Mastra's code."""
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 from pathlib import Path
@@ -13,8 +15,8 @@ import pytest
 
 from localjudge import evaluate
 from localjudge.evaluation import ResultStore, write_table
-from localjudge.scorers import build_scorer
-from localjudge.scoring import Compat, Exact, js_round, round_half_up
+from localjudge.scorers import SCORERS, build_scorer, register_scorer
+from localjudge.scoring import Compat, Exact, MastraNumbers, create_scorer, js_round, round_half_up
 from tests.fakes import make_fake_judge
 
 RUN = {"run_id": "r1", "input": "What is the capital of France?",
@@ -33,15 +35,18 @@ def relevancy(verdicts: list[str]) -> dict[str, Any]:
 def test_js_round_is_mastras_round_to_two_decimals(value: float, mastra: float, ours: float) -> None:
     assert js_round(value) == mastra
     assert round_half_up(value) == ours
-    assert Compat("mastra").score(value, 1.0) == mastra and Compat().score(value, 1.0) == ours
+    rounds = MastraNumbers(rounded=True)
+    assert Compat("mastra", rounds).score(value, 1.0) == mastra and Compat(numbers=rounds).score(value, 1.0) == ours
 
 
-def test_nan_and_exact_scores_only_under_mastra() -> None:
+def test_nan_and_exact_scores_only_under_mastra_where_the_scorer_declares_them() -> None:
     assert math.isnan(js_round(math.nan))
-    assert Compat("mastra").accepts(math.nan) and not Compat().accepts(math.nan)
+    nan = MastraNumbers(rounded=True, nan=True)  # answer relevancy's: Mastra's formula gives NaN
+    assert Compat("mastra", nan).accepts(math.nan) and not Compat(numbers=nan).accepts(math.nan)
+    assert not Compat("mastra").accepts(math.nan)  # a custom scorer's NaN: unscored
     assert Compat("mastra").accepts(Exact(5.0)) and not Compat().accepts(Exact(5.0))
-    assert Compat("mastra", rounded=False).score(0.125, 1.0) == 0.125
-    assert Compat("mastra").score(Exact(1.0), 5.0) == 1.0  # neither scaled nor rounded
+    assert Compat("mastra").score(0.125, 1.0) == 0.125  # createScorer's own rule: as it is
+    assert Compat("mastra", MastraNumbers(rounded=True)).score(Exact(1.0), 5.0) == 1.0  # neither scaled nor rounded
 
 
 def test_compat_is_part_of_the_key_and_the_default_key_is_unchanged() -> None:
@@ -114,3 +119,44 @@ def test_a_nan_score_is_stored_resumed_and_written(tmp_path: Path) -> None:
     write_table(done.dataset, tmp_path / "out.jsonl")
     row = json.loads((tmp_path / "out.jsonl").read_text())
     assert row["answer_relevancy_score"] == "NaN" and row["answer_relevancy_error"] is None
+
+
+def test_every_registered_factory_takes_compat() -> None:
+    """Compat is each scorer's own facts: every built-in factory takes it (and declares its Mastra
+    numbers to create_scorer), so a factory called directly is what build_scorer builds."""
+    missing = [name for name, factory in SCORERS.items() if "compat" not in inspect.signature(factory).parameters]
+    assert not missing
+
+
+def test_create_scorer_takes_compat_with_the_scorers_mastra_numbers() -> None:
+    third = create_scorer("third", compat="mastra").generate_score(lambda run, results: 1 / 3)
+    assert third.run(RUN).score == 1 / 3  # Mastra's createScorer: the number as it is
+    assert third.key.split("/")[3] == "compat=mastra-unrounded"
+    rounded = create_scorer("third", compat="mastra", mastra_numbers=MastraNumbers(rounded=True))
+    assert rounded.generate_score(lambda run, results: 0.22499999999999998).run(RUN).score == 0.23  # js_round
+    kept = create_scorer("zero", scale=0, compat="mastra", mastra_numbers=MastraNumbers(scale="zero_stays"))
+    assert kept.scale == 0 and kept.generate_score(lambda run, results: 1.0).run(RUN).score == 0
+    with pytest.raises(ValueError, match=r"^compat must be one of localjudge, mastra, got 'js'$"):
+        create_scorer("x", compat="js")
+    with pytest.raises(ValueError, match="scale must be a finite positive number"):
+        create_scorer("x", scale=0, compat="mastra")  # a custom scorer's scale is its own: 0 is refused
+    with pytest.raises(ValueError, match="a Mastra scale rule is one of"):
+        MastraNumbers(scale="zero")  # type: ignore[arg-type]
+
+
+def test_a_registered_factory_without_compat_is_refused_under_mastra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("localjudge.scorers.SCORERS", dict(SCORERS))
+
+    def plain(judge: Any, scale: float = 1.0) -> Any:
+        return create_scorer("plain", scale=scale).generate_score(lambda run, results: 0.5)
+
+    def ported(judge: Any, scale: float = 1.0, compat: str = "localjudge") -> Any:
+        return create_scorer("ported", scale=scale, compat=compat).generate_score(lambda run, results: 1 / 3)
+
+    register_scorer("plain", plain)
+    register_scorer("ported", ported)
+    assert build_scorer("plain", None).run(RUN).score == 0.5
+    with pytest.raises(ValueError, match=r"^scorer 'plain' has no compat parameter, so no Mastra numbers: give its"):
+        build_scorer("plain", None, compat="mastra")
+    assert build_scorer("ported", None, compat="mastra").run(RUN).score == 1 / 3
+    assert build_scorer("ported", None).run(RUN).score == 0.33

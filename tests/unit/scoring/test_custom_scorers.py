@@ -63,8 +63,8 @@ def test_the_prompt_object_schema_is_bounded_by_the_scale_under_score_returns_sc
 
 
 @pytest.mark.parametrize(("returns", "bad", "message"), [("fraction", 1.5, "not a fraction in [0, 1]"),
-                                                         ("score", 11, "not a score in [0, 10]"),
-                                                         ("score", -1, "not a score in [0, 10]")])
+                                                         ("fraction", -0.5, "not a fraction in [0, 1]"),
+                                                         ("score", float("nan"), "not a finite number")])
 def test_a_number_outside_its_contract_is_unscored(returns: str, bad: float, message: str) -> None:
     scorer = create_scorer("odd", scale=10, score_returns=returns).generate_score(  # type: ignore[arg-type]
         lambda run, results: bad)
