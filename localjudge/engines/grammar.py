@@ -5,15 +5,19 @@
   structured-output backend: the same grammar either way.
 - `literal_fields`: the keys whose values are Literal labels (a verdict).
 - `piece_after`: the text one token adds after the ones before it.
-- `label_quote` and `label_mass`: at a point where the grammar lets the judge choose a label,
-  the probability of each label from the probabilities of the allowed tokens.
+- `LabelReader` (and `read_labels`, for a finished answer): the one reader of label
+  probabilities, for every engine. At each point where the grammar lets the judge choose a
+  label (`label_quote`), the probability of each label from the probabilities of the allowed
+  tokens there (`label_mass`); a reading whose label is only chosen at the next position (the
+  quote came alone: `label_deferred`) is dropped for the one read there.
 
-No heavy imports: `label_mass` takes (token text, probability) pairs from either engine.
+No heavy imports: the reader takes (token text, probability) pairs from any engine: the
+transformers engine's masked softmax as it decodes, vLLM's and a server's top logprobs after.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel
@@ -76,15 +80,6 @@ def label_quote(tail: str, trigger: str) -> str | None:
     return None
 
 
-def label_choices(tail: str, choices: Mapping[str, tuple[str, ...]]) -> Iterator[tuple[tuple[str, ...], str]]:
-    """The label choices open after `tail` (the answer's last characters): (labels, quote) for
-    each trigger of `choices` (`triggers`) at which a label is chosen now (see `label_quote`)."""
-    for trigger, labels in choices.items():
-        quote = label_quote(tail, trigger)
-        if quote is not None:
-            yield labels, quote
-
-
 def label_deferred(quote: str, chosen: str) -> bool:
     """Whether the token chosen at a label choice (`label_quote` gave `quote`) only wrote the
     opening quote: the label is chosen at the next position, whose reading replaces this one
@@ -109,3 +104,65 @@ def label_mass(candidates: Iterable[tuple[str, float]], labels: tuple[str, ...],
                 mass[label] += p
     total = sum(mass.values())
     return {label: round(m / total, 6) for label, m in mass.items()} if total > 0 else None
+
+
+Candidates = Iterable[tuple[str, float]]  # the allowed tokens at a position: (text, probability)
+
+
+class LabelReader:
+    """The label probabilities of one answer, read position by position as it is written.
+
+    At each position, before its token is chosen: `read` its candidates (used at a label choice
+    only); then `feed` the text the chosen token adds. `readings` holds one reading per
+    label choice, in order; `broken` says whether a candidate at a choice held a probability
+    that is none (outside [0, 1], NaN: such a choice gives no reading, see `label_mass`).
+
+    Args:
+        fields: The answer's label fields (`literal_fields`): JSON key -> its labels.
+    """
+
+    def __init__(self, fields: Mapping[str, tuple[str, ...]]) -> None:
+        self.choices = triggers(dict(fields))
+        self.tail = ""  # the answer's last characters (`TAIL_CHARS`)
+        self.readings: list[dict[str, float]] = []
+        self.broken = False
+        self._read_at: str | None = None  # the quote of the label read at this position
+
+    def open(self) -> list[tuple[tuple[str, ...], str]]:
+        """The label choices open at this position: (labels, quote) for each trigger at which a
+        label is chosen now (`label_quote`)."""
+        found = ((labels, label_quote(self.tail, trigger)) for trigger, labels in self.choices.items())
+        return [(labels, quote) for labels, quote in found if quote is not None]
+
+    def read(self, candidates: Candidates) -> None:
+        """At this position, each open choice's label probabilities from `candidates` (consumed
+        only at a choice: a generator costs nothing elsewhere)."""
+        choices = self.open()
+        if not choices:
+            return
+        candidates = list(candidates)
+        if any(not 0.0 <= p <= 1.0 for _, p in candidates):
+            self.broken = True
+        for labels, quote in choices:
+            probs = label_mass(candidates, labels, quote)
+            if probs:
+                self.readings.append(probs)
+                self._read_at = quote
+
+    def feed(self, piece: str) -> None:
+        """The text the chosen token adds: a reading here whose label is chosen at the next
+        position (the token wrote the opening quote alone) is dropped for the one read there."""
+        if self._read_at is not None and label_deferred(self._read_at, piece):
+            self.readings.pop()
+        self._read_at = None
+        self.tail = (self.tail + piece)[-TAIL_CHARS:]
+
+
+def read_labels(positions: Iterable[tuple[str, Candidates]], fields: Mapping[str, tuple[str, ...]]) -> LabelReader:
+    """A finished answer's label readings: `positions` are (the text its token added, the
+    candidates there) in order, as vLLM's and a server's logprobs give them."""
+    reader = LabelReader(fields)
+    for piece, candidates in positions:
+        reader.read(candidates)
+        reader.feed(piece)
+    return reader

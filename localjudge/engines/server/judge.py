@@ -44,15 +44,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from localjudge.engines import chat_template
-from localjudge.engines.grammar import (
-    TAIL_CHARS,
-    grammar_spec,
-    label_choices,
-    label_deferred,
-    label_mass,
-    literal_fields,
-    triggers,
-)
+from localjudge.engines.grammar import grammar_spec, literal_fields, read_labels
 from localjudge.engines.options import judge_identity
 from localjudge.engines.server.client import Client, ServerError, reply_cap, split_url
 from localjudge.engines.server.dialects import KINDS, TOKEN_KINDS, Position, reply, request
@@ -300,23 +292,13 @@ def _grammar_text(grammar: Grammar, kind: str) -> str:
 
 def _label_probs(positions: Sequence[Position],
                  fields: dict[str, tuple[str, ...]]) -> tuple[dict[str, float], ...] | None:
-    """At each label choice in the answer, each label's probability (`grammar.label_mass`) from
+    """At each label choice in the answer, each label's probability (`grammar.read_labels`) from
     the position's top tokens. After the grammar's mask (vLLM, SGLang) they are the allowed
     tokens; before it (llama-server) `label_mass` keeps those that begin a label, renormalised.
     None when a choice's candidates hold a value that is no probability (`values.probability`):
     no reading of the row is kept, so no choice is read out of its place."""
-    choices = triggers(fields)
-    found, tail = [], ""
-    for piece, candidates in positions:
-        for labels, quote in label_choices(tail, choices):
-            if any(not 0.0 <= p <= 1.0 for _, p in candidates):
-                return None
-            if candidates and not label_deferred(quote, piece):
-                probs = label_mass(candidates, labels, quote)
-                if probs:
-                    found.append(probs)
-        tail = (tail + piece)[-TAIL_CHARS:]
-    return tuple(found)
+    reader = read_labels(positions, fields)
+    return None if reader.broken else tuple(reader.readings)
 
 
 def _load_tokenizer(path: str | Path) -> Any:

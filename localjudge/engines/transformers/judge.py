@@ -331,7 +331,7 @@ class TransformersJudge(chat_template.TemplatePrompts):
                 text=self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False),
                 finished=finished,
                 new_tokens=len(ids) + int(finished),
-                label_probs=tuple(grammars.label_probs[row]),
+                label_probs=tuple(grammars.labels[row].readings),
             )
             for row, (ids, finished) in enumerate(rows)
         ]

@@ -21,21 +21,13 @@ follows: the JSON structure is never touched, only that field ends.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import torch
 from outlines.processors.base_logits_processor import OutlinesLogitsProcessor
 
-from localjudge.engines.grammar import (
-    CONTEXT_TOKENS,
-    TAIL_CHARS,
-    label_choices,
-    label_deferred,
-    label_mass,
-    piece_after,
-    triggers,
-)
+from localjudge.engines.grammar import CONTEXT_TOKENS, LabelReader, piece_after
 from localjudge.repetition import StringTracker
 
 log = logging.getLogger(__name__)
@@ -72,14 +64,11 @@ class RowGrammars:
                 raise ValueError(f"invalid grammar: {matcher.get_error()}")
         self.executor = llguidance.LLExecutor()
         self.tokenizer = tokenizer
-        self.triggers = [triggers(fields) for fields in literal_fields]
-        self.tails = ["" for _ in grammars]  # last characters generated per row
+        self.labels = [LabelReader(fields) for fields in literal_fields]  # each row's label readings
         self.recent: list[list[int]] = [[] for _ in grammars]  # last tokens per row, to decode in context
         self.closers = closers
         self.strings = [StringTracker() for _ in grammars]
         self.closed_loops = [0 for _ in grammars]  # strings the guard closed, per row
-        self.label_probs: list[list[dict[str, float]]] = [[] for _ in grammars]
-        self.read_at: list[str | None] = [None for _ in grammars]  # the quote of the label read at this step
         self.words = (llg_tokenizer.vocab_size + 31) // 32
         self.bits = torch.arange(32, dtype=torch.int32)
 
@@ -94,13 +83,9 @@ class RowGrammars:
             return
         if not matcher.consume_token(token):
             log.warning("row %d left its grammar: %s", row, matcher.get_error())
-        if self.triggers[row] or self.closers is not None:
+        if self.labels[row].choices or self.closers is not None:
             piece = self.piece(row, token)
-            quote = self.read_at[row]
-            if quote is not None and label_deferred(quote, piece):
-                self.label_probs[row].pop()  # the label is chosen at the next position: read there
-            self.read_at[row] = None
-            self.tails[row] = (self.tails[row] + piece)[-TAIL_CHARS:]
+            self.labels[row].feed(piece)
             self.strings[row].feed(piece)
 
     def piece(self, row: int, token: int) -> str:
@@ -158,22 +143,15 @@ class RowGrammars:
                     self.closed_loops[rows[i]] += 1
         logits = logits.masked_fill(~allowed, float("-inf"))
         for i, row in live:  # the label's first token may carry the opening quote
-            for labels, quote in label_choices(self.tails[row], self.triggers[row]):
-                probs = self._label_probs(logits[i], allowed[i], labels, quote)
-                if probs:
-                    self.label_probs[row].append(probs)
-                    self.read_at[row] = quote
+            self.labels[row].read(self._candidates(logits, allowed, i))
         return logits
 
-    def _label_probs(
-        self, logits: torch.Tensor, allowed: torch.Tensor, labels: tuple[str, ...], quote: str
-    ) -> dict[str, float] | None:
-        """Probability of each label: the softmax mass of allowed tokens that begin it
-        (`grammar.label_mass`). None when no allowed token starts a label."""
-        ids = allowed.nonzero().flatten()
-        probs = torch.softmax(logits[ids].float(), dim=-1).tolist()
-        return label_mass(((self.tokenizer.decode([t]), p) for t, p in zip(ids.tolist(), probs, strict=True)),
-                          labels, quote)
+    def _candidates(self, logits: torch.Tensor, allowed: torch.Tensor, i: int) -> Iterator[tuple[str, float]]:
+        """Row `i`'s allowed tokens: their texts and softmax probabilities (`grammar.LabelReader`
+        reads them at a label choice; elsewhere this generator is never started: nothing computed)."""
+        ids = allowed[i].nonzero().flatten()
+        probs = torch.softmax(logits[i][ids].float(), dim=-1).tolist()
+        yield from ((self.tokenizer.decode([t]), p) for t, p in zip(ids.tolist(), probs, strict=True))
 
 
 class RowGrammarProcessor(OutlinesLogitsProcessor):

@@ -26,24 +26,14 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from localjudge.engines import chat_template
-from localjudge.engines.grammar import (
-    CONTEXT_TOKENS,
-    TAIL_CHARS,
-    grammar_spec,
-    label_choices,
-    label_deferred,
-    label_mass,
-    literal_fields,
-    piece_after,
-    triggers,
-)
+from localjudge.engines.grammar import CONTEXT_TOKENS, grammar_spec, literal_fields, piece_after, read_labels
 from localjudge.engines.model_files import ModelPathError, check_model_dir, vllm_load_format
 from localjudge.engines.options import check_max_rows, judge_identity
 from localjudge.engines.vllm.schedule import compile_grammars_when_added, compile_off_here, engine_core_layout
@@ -286,23 +276,18 @@ class VLLMJudge(chat_template.TemplatePrompts):
     def _label_probs(
         self, ids: list[int], logprobs: Any, fields: dict[str, tuple[str, ...]]
     ) -> tuple[dict[str, float], ...]:
-        """At each label choice in the answer, each label's probability (`grammar.label_mass`)
+        """At each label choice in the answer, each label's probability (`grammar.read_labels`)
         from the position's top logprobs, which vLLM computes after the grammar's mask."""
         if not logprobs:
             return ()
-        choices = triggers(fields)
-        found, tail = [], ""
-        for k, token in enumerate(ids):
-            piece = piece_after(self.tokenizer, ids[max(0, k - CONTEXT_TOKENS):k], token)
-            for labels, quote in label_choices(tail, choices):
-                if k < len(logprobs) and logprobs[k] and not label_deferred(quote, piece):
-                    candidates = [(self._text(t), math.exp(lp.logprob)) for t, lp in logprobs[k].items()
-                                  if lp.logprob > -math.inf]
-                    probs = label_mass(candidates, labels, quote)
-                    if probs:
-                        found.append(probs)
-            tail = (tail + piece)[-TAIL_CHARS:]
-        return tuple(found)
+
+        def positions() -> Iterator[tuple[str, Iterator[tuple[str, float]]]]:
+            for k, token in enumerate(ids):
+                top = logprobs[k] if k < len(logprobs) and logprobs[k] else {}
+                yield (piece_after(self.tokenizer, ids[max(0, k - CONTEXT_TOKENS):k], token),
+                       ((self._text(t), math.exp(lp.logprob)) for t, lp in top.items() if lp.logprob > -math.inf))
+
+        return tuple(read_labels(positions(), fields).readings)
 
     def _text(self, token: int) -> str:
         if token not in self._token_text:

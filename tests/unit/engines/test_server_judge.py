@@ -226,6 +226,23 @@ def test_label_probabilities_are_read_from_completion_logprobs(server: FakeServe
     assert out.label_probs == ({"no": 0.25, "yes": 0.75},)
 
 
+def test_logprobs_that_are_no_log_probabilities_leave_the_rows_readings_out(
+        server: FakeServer, caplog: pytest.LogCaptureFixture) -> None:
+    """A positive logprob at a label choice (+5 would be p = 148): none of the row's choices is
+    read (so none is read out of its place), with a warning; where no label is chosen it is not read."""
+    tokens = ['{"', "verdict", '":', '"yes', '"}']
+    tops: list[dict[str, float] | None] = [None] * len(tokens)
+    tops[3] = {'"yes': 5.0, '"no': math.log(0.2)}
+    lp = {"tokens": tokens, "token_logprobs": [0.0] * 5, "top_logprobs": tops, "text_offset": []}
+    server.answer = lambda path, body: ok_reply(path, body, logprobs=lp)
+    with caplog.at_level(logging.WARNING):
+        [out] = judge_on(server, tokenizer=CharTokenizer()).generate([prompt()], [Verdict], max_new_tokens=16)
+    assert out.label_probs == () and out.text and "not log-probabilities" in caplog.text
+    tops[0], tops[3] = {'{"': 5.0}, {'"yes': math.log(0.8), '"no': math.log(0.2)}
+    [out] = judge_on(server, tokenizer=CharTokenizer()).generate([prompt()], [Verdict], max_new_tokens=16)
+    assert out.label_probs == ({"no": 0.2, "yes": 0.8},)
+
+
 def test_label_probabilities_are_read_from_chat_logprobs(server: FakeServer) -> None:
     """OpenAI's chat shape; a top list before the grammar (llama-server) keeps only label tokens."""
     content = [{"token": '{"verdict":', "logprob": 0.0, "top_logprobs": []},
