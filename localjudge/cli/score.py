@@ -8,7 +8,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +17,8 @@ from localjudge.cli.calibration import add_calibration_flag, calibrator, check_c
 from localjudge.cli.cluster import add_ray_flags, check_ray_flags, score_on_ray
 from localjudge.cli.mastra import add_mastra_flags, run_mastra_score
 from localjudge.cli.outputs import check_output_file, hold_run
+from localjudge.cli.progress import Bars
 from localjudge.cli.shared import (
-    Bars,
     CliError,
     add_column_flags,
     add_model_flags,
@@ -32,6 +32,7 @@ from localjudge.evaluation import (
     WRITE_SUFFIXES,
     Columns,
     Evaluation,
+    OnResults,
     ResultStore,
     check_result_columns,
     decode_cell,
@@ -41,6 +42,7 @@ from localjudge.evaluation import (
     to_dataset,
     write_table,
 )
+from localjudge.result import ScoreResult
 from localjudge.scorers import SCORERS
 
 
@@ -99,9 +101,11 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
     scorers = build_scorers(names, judge, args.scale, args.mode, options, compat=args.compat)
     calibrate = calibrator(args, scorers, dataset.column_names)  # --calibration's judge and version, before scoring
     bars = Bars(len(dataset) if world == 1 else -(-len(dataset) // world), not args.quiet)
+    printed = not args.out  # each batch's rows printed as it is scored (--out: the file is written at the end)
     try:
         result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store,
-                          shard=(rank, world) if world > 1 else None, progress=bars)
+                          shard=(rank, world) if world > 1 else None, progress=bars,
+                          on_results=row_printer(dataset, bars.write) if printed else None)
     finally:
         bars.close()
     if world > 1:
@@ -118,17 +122,17 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
         result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store)
         if args.no_resume:
             shutil.rmtree(scratch_dir(args.out), ignore_errors=True)
-    return report(args, calibrate(result), names, options, judged)
+    return report(args, calibrate(result), names, options, judged, printed=printed)
 
 
 def report(args: argparse.Namespace, result: Evaluation, names: Sequence[str],
-           options: shared.ScorerOptions | None = None, judged: bool = True) -> int:
-    """The run's rows written to --out (or printed), its summary table (with each scorer's
-    direction) and, on stderr, the lines that explain it."""
+           options: shared.ScorerOptions | None = None, judged: bool = True, printed: bool = False) -> int:
+    """The run's rows written to --out (or printed, unless they were as they were scored: `printed`),
+    its summary table (with each scorer's direction) and, on stderr, the lines that explain it."""
     if args.out:
         write_table(result.dataset, args.out)
         print(f"wrote {len(result.dataset)} rows to {args.out}", file=sys.stderr)
-    else:
+    elif not printed:
         print_rows(result, names)
     directions = {name: shared.higher_is_better(name, args.scale, args.mode, (options or {}).get(name), args.compat)
                   for name in names}
@@ -160,13 +164,31 @@ def scratch_dir(out: str) -> Path:
 
 
 def print_rows(result: Evaluation, names: Sequence[str]) -> None:
+    """Every row's line per scorer, in input order (the rows of a run that printed none as it went)."""
     for row in result.dataset:
         for name in names:
-            score, error = row[f"{name}_score"], row[f"{name}_error"]
-            unscored = "not scorable" if row[f"{name}_error_kind"] == "not_scorable" else "unscored"
-            shown = f"{score:g}" if score is not None else f"{unscored} ({error})"
-            reason = row[f"{name}_reason"] or ""
-            print(f"[{decode_cell(row.get('run_id', ''))}] {name}: {shown}  {reason}".rstrip())
+            print(row_line(row.get("run_id", ""), name, row[f"{name}_score"], row[f"{name}_error"],
+                           row[f"{name}_error_kind"], row[f"{name}_reason"]))
+
+
+def row_printer(dataset: Any, write: Callable[[str], None]) -> OnResults:
+    """`evaluate`'s `on_results`: each result's line written as soon as its batch is scored (in
+    input order within the batch; a run of several scorers prints one scorer's rows, then the next's)."""
+    run_ids = dataset["run_id"] if "run_id" in dataset.column_names else [""] * len(dataset)
+
+    def on_results(name: str, pairs: Sequence[tuple[int, ScoreResult]]) -> None:
+        for index, r in pairs:
+            write(row_line(run_ids[index], name, r.score, r.error, r.error_kind, r.reason))
+
+    return on_results
+
+
+def row_line(run_id: Any, name: str, score: float | None, error: str | None, error_kind: str | None,
+             reason: str | None) -> str:
+    """One row's result as printed: ``[run id] scorer: score  reason`` (or why it is unscored)."""
+    unscored = "not scorable" if error_kind == "not_scorable" else "unscored"
+    shown = f"{score:g}" if score is not None else f"{unscored} ({error})"
+    return f"[{decode_cell(run_id)}] {name}: {shown}  {reason or ''}".rstrip()
 
 
 def distributed_state() -> Any:

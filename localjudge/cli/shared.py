@@ -1,6 +1,6 @@
-"""What the `localjudge` commands share: flags, the judge and scorers they build, progress bars,
-tables. The `cli` package is the only part of localjudge that prints, configures logging and
-draws progress bars."""
+"""What the `localjudge` commands share: flags, the judge and scorers they build, tables (the
+progress bars are `progress`'s). The `cli` package is the only part of localjudge that prints,
+configures logging and draws progress bars."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from localjudge.cli.progress import Bars  # noqa: F401 - every command's bars (`progress`), named here too
 from localjudge.engines import (
     ENGINES,
     FLAGS,
@@ -301,29 +302,6 @@ def add_mode_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mode", choices=MODES, default="pipeline",
                         help="pipeline (claims or statements, a verdict each, a reason; the default) or direct "
                              "(one yes/no question on the whole output, one step, far cheaper)")
-
-
-class Bars:
-    """One tqdm bar per scorer on stderr: rows done, rows/s and ETA."""
-
-    def __init__(self, total: int, enabled: bool) -> None:
-        self.total, self.enabled = total, enabled
-        self.bars: dict[str, Any] = {}
-
-    def __call__(self, scorer: str, rows: int) -> None:
-        if not self.enabled:
-            return
-        from tqdm import tqdm
-
-        if scorer not in self.bars:
-            self.bars[scorer] = tqdm(total=self.total, desc=scorer, unit="row", file=sys.stderr, dynamic_ncols=True)
-        self.bars[scorer].update(rows)
-        if self.bars[scorer].n >= self.total:  # stop its clock: the next scorer starts now
-            self.bars[scorer].close()
-
-    def close(self) -> None:
-        for bar in self.bars.values():
-            bar.close()
 
 
 def higher_is_better(name: str, scale: float = 1.0, mode: str = "pipeline", options: Mapping[str, Any] | None = None,

@@ -1,7 +1,8 @@
 """Scoring datasets: many rows, several scorers, in batches, resumable; and Mastra's `runEvals`.
 
 `dataset_runs` (`evaluate`, `score_runs`), `planner` (the one batch planner under them and the Ray
-path: batches, result keys and resume, a batch scored with out-of-memory halving), `target_runs`
+path: batches, result keys and resume, a batch scored with out-of-memory halving; `progress`: what
+a run reports while it goes), `target_runs`
 (`run_evals`: a target plus scorers, gates, thresholds, turns; `eval_items` reads its items,
 `assertions` its gates and verdict),
 `store` (append-only, content-keyed result logs: what resumes a run), `run_lock` (one run at a
@@ -22,7 +23,6 @@ from localjudge.evaluation.dataset_runs import (
 )
 from localjudge.evaluation.planner import (
     WINDOW_BATCHES,
-    Progress,
     Reading,
     judge_failed_results,
     plan_batches,
@@ -30,6 +30,7 @@ from localjudge.evaluation.planner import (
     score_samples,
     to_store,
 )
+from localjudge.evaluation.progress import OnResults, Progress
 from localjudge.evaluation.run_lock import RunLock, RunLockedError
 from localjudge.evaluation.store import ResultStore, result_from_dict, result_key
 from localjudge.evaluation.tables import FOLDER_ROW, WRITE_SUFFIXES, decode_cell, read_table, write_table
@@ -49,6 +50,7 @@ __all__ = [
     "FOLDER_ROW",
     "GateResult",
     "ItemResult",
+    "OnResults",
     "Progress",
     "Reading",
     "ResultStore",

@@ -19,7 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from localjudge.evaluation.planner import Progress, score_rows
+from localjudge.evaluation.planner import score_rows
+from localjudge.evaluation.progress import OnResults, Progress
 from localjudge.evaluation.store import ResultStore
 from localjudge.evaluation.tables import FOLDER_ROW, dataset_from_rows, decode_cell
 from localjudge.result import ScoreResult
@@ -129,6 +130,7 @@ def evaluate(
     store: ResultStore | None = None,
     shard: tuple[int, int] | None = None,
     progress: Progress | None = None,
+    on_results: OnResults | None = None,
 ) -> Evaluation:
     """Score every row with every scorer.
 
@@ -141,7 +143,11 @@ def evaluate(
             as each batch finishes.
         shard: ``(rank, world)``: score only rows with ``index % world == rank`` (data-parallel
             ranks); the returned dataset then holds only those rows.
-        progress: Called after each batch with the scorer's name and the rows finished.
+        progress: Called with a scorer's name and the rows just finished: the rows resumed or
+            unreadable first (0 too: its clock starts), then each batch's rows as its judge steps
+            end (a share per step; the last row once the batch is stored).
+        on_results: Called with a scorer's name and (row index in `data`, result) pairs as soon
+            as they are known: the rows resumed or unreadable first, then each batch once stored.
 
     Returns:
         The input columns plus six columns per scorer, in input order, and a summary.
@@ -150,7 +156,7 @@ def evaluate(
     check_result_columns(dataset.column_names, [s.name for s in scorers])
     runs = rows_to_runs(dataset, columns)
     indices = [i for i in range(len(runs)) if shard is None or i % shard[1] == shard[0]]
-    results, summary, samples = _score_all(runs, scorers, batch_size, store, indices, progress)
+    results, summary, samples = _score_all(runs, scorers, batch_size, store, indices, progress, on_results)
     return Evaluation(with_results(dataset.select(indices) if shard else dataset, results), summary, results, samples)
 
 
@@ -170,13 +176,14 @@ def score_runs(
     store: ResultStore | None = None,
     indices: Sequence[int] | None = None,
     progress: Progress | None = None,
+    on_results: OnResults | None = None,
 ) -> tuple[dict[str, list[ScoreResult]], dict[str, ScorerSummary]]:
     """Score runs (dicts in Mastra's shape) with every scorer: the engine under `evaluate`.
 
     Returns:
         Per scorer, one result per selected run (input order), and the per-scorer summaries.
     """
-    results, summary, _ = _score_all(runs, scorers, batch_size, store, indices, progress)
+    results, summary, _ = _score_all(runs, scorers, batch_size, store, indices, progress, on_results)
     return results, summary
 
 
@@ -187,6 +194,7 @@ def _score_all(
     store: ResultStore | None,
     indices: Sequence[int] | None,
     progress: Progress | None,
+    on_results: OnResults | None = None,
 ) -> tuple[dict[str, list[ScoreResult]], dict[str, ScorerSummary], dict[str, list[Sample | None]]]:
     """`score_runs`, also giving each scorer's samples of the selected runs."""
     if batch_size < 1:
@@ -200,7 +208,8 @@ def _score_all(
     summary: dict[str, ScorerSummary] = {}
     samples: dict[str, list[Sample | None]] = {}
     for scorer in scorers:
-        by_index, made, summary[scorer.name] = _score(scorer, runs, chosen, done, store, batch_size, progress)
+        by_index, made, summary[scorer.name] = _score(scorer, runs, chosen, done, store, batch_size, progress,
+                                                      on_results)
         results[scorer.name] = [by_index[i] for i in chosen]
         samples[scorer.name] = [made.get(i) for i in chosen]
     return results, summary, samples
@@ -214,9 +223,10 @@ def _score(
     store: ResultStore | None,
     batch_size: int,
     progress: Progress | None,
+    on_results: OnResults | None,
 ) -> tuple[dict[int, ScoreResult], dict[int, Sample], ScorerSummary]:
     start = time.perf_counter()
-    scored = score_rows(scorer, runs, indices, done, store, batch_size, progress)
+    scored = score_rows(scorer, runs, indices, done, store, batch_size, progress, on_results)
     return scored.results, scored.samples, summarize(
         scorer.name, [scored.results[i] for i in indices], resumed=scored.resumed,
         seconds=time.perf_counter() - start, new_tokens=scored.new_tokens, oom_backoffs=scored.oom_backoffs)

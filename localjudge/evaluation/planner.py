@@ -28,6 +28,7 @@ from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from localjudge.evaluation.progress import BatchProgress, OnResults, Progress
 from localjudge.evaluation.store import ResultStore, result_from_dict, result_key
 from localjudge.judge import JudgeOutOfMemory
 from localjudge.result import TRANSIENT_ERRORS, ScoreResult
@@ -37,7 +38,6 @@ from localjudge.scoring import Scorer
 log = logging.getLogger(__name__)
 
 WINDOW_BATCHES = 16  # rows are length-sorted within windows of this many batches
-Progress = Callable[[str, int], None]  # (scorer name, rows just finished)
 
 
 def plan_batches(runs: Sequence[Mapping[str, Any]], batch_size: int,
@@ -95,10 +95,12 @@ def read_rows(scorer: Scorer, runs: Sequence[Mapping[str, Any]], indices: Iterab
     return reading
 
 
-def score_samples(scorer: Scorer, samples: Sequence[Sample], backoffs: list[int] | None = None) -> list[ScoreResult]:
+def score_samples(scorer: Scorer, samples: Sequence[Sample], backoffs: list[int] | None = None,
+                  on_step: Callable[[str, int], None] | None = None) -> list[ScoreResult]:
     """`scorer` on one batch: one result per sample, in order. On `JudgeOutOfMemory` the batch is
     halved and each half scored (counted in `backoffs[0]`), down to one row; any other failure of
-    the judge makes each row unscored (`judge_failed`, the error's line).
+    the judge makes each row unscored (`judge_failed`, the error's line). `on_step` is called with
+    each step's name and the rows it ran for, as it ends (`BatchProgress.step`).
 
     The halves run after the `except` block has ended: an exception being handled keeps its
     traceback, and with it every frame of the failed attempt (on a GPU, its KV cache and
@@ -107,7 +109,8 @@ def score_samples(scorer: Scorer, samples: Sequence[Sample], backoffs: list[int]
     if not samples:
         return []
     try:
-        return scorer.run_batch(samples, on_invalid="record")
+        return scorer.run_batch(samples, on_invalid="record",
+                                on_step=None if on_step is None else (lambda name: on_step(name, len(samples))))
     except JudgeOutOfMemory as error:
         if len(samples) == 1:
             return judge_failed_results(scorer.name, [s.run_id for s in samples], error)
@@ -117,7 +120,8 @@ def score_samples(scorer: Scorer, samples: Sequence[Sample], backoffs: list[int]
     half = len(samples) // 2
     log.warning("%s: out of memory at batch %d; retrying as %d + %d", scorer.name, len(samples), half,
                 len(samples) - half)
-    return score_samples(scorer, samples[:half], backoffs) + score_samples(scorer, samples[half:], backoffs)
+    return (score_samples(scorer, samples[:half], backoffs, on_step)
+            + score_samples(scorer, samples[half:], backoffs, on_step))
 
 
 def judge_failed_results(scorer_name: str, run_ids: Sequence[str | None], error: Exception) -> list[ScoreResult]:
@@ -147,24 +151,30 @@ class ScorerRows:
 
 def score_rows(scorer: Scorer, runs: Sequence[Mapping[str, Any]], indices: Sequence[int],
                done: Mapping[str, Mapping[str, Any]], store: ResultStore | None, batch_size: int,
-               progress: Progress | None = None) -> ScorerRows:
+               progress: Progress | None = None, on_results: OnResults | None = None) -> ScorerRows:
     """One scorer over the rows of `indices`: rows the log holds (`done`, by key) resumed, the
     others judged in `plan_batches`' batches, each batch's results appended to `store` as it ends.
 
     `progress` gets the rows read without a judge call first (resumed and unreadable: also 0,
-    which starts its clock), then each batch's rows as it ends."""
+    which starts its clock), then each batch's rows as its judge steps end (`BatchProgress`).
+    `on_results` gets the same rows' results: those read without a judge call, then each batch's
+    once it is stored."""
     reading = read_rows(scorer, runs, indices, done)
     results: dict[int, ScoreResult] = {**reading.invalid,
                                        **{i: result_from_dict(done[reading.keys[i]]) for i in reading.done}}
     if progress:
         progress(scorer.name, len(results))
+    if on_results and results:
+        on_results(scorer.name, sorted(results.items()))
     backoffs, tokens = [0], 0
     for batch in plan_batches(runs, batch_size, reading.pending):
-        fresh = score_samples(scorer, [reading.samples[i] for i in batch], backoffs)
+        counted = BatchProgress(progress, scorer, len(batch))
+        fresh = score_samples(scorer, [reading.samples[i] for i in batch], backoffs, counted.step)
         results.update(zip(batch, fresh, strict=True))
         tokens += sum(result.new_tokens for result in fresh)
         if store is not None:
             store.append(to_store((reading.keys[i], result) for i, result in zip(batch, fresh, strict=True)))
-        if progress:
-            progress(scorer.name, len(batch))
+        if on_results:
+            on_results(scorer.name, sorted(zip(batch, fresh, strict=True)))
+        counted.end()
     return ScorerRows(results, reading.samples, len(reading.done), tokens, backoffs[0])
