@@ -9,13 +9,17 @@ chat messages to ``/v1/chat/completions``):
 - ``sglang``: ``json_schema`` (a JSON string) on completions, ``response_format`` on chat; logprobs.
 - ``llama-cpp`` (llama-server): ``json_schema`` on completions, ``response_format`` on chat;
   ``n_probs``, computed before the grammar (`grammar.label_mass` renormalises over the labels).
+  Its JSON-schema grammar lets the judge write whitespace between JSON tokens (`compact` sets it
+  aside before labels are read).
 - ``ollama``: chat messages only, to its own ``/api/chat`` with ``format: schema``; no logprobs.
 - ``openai`` (LM Studio, any other): chat messages only, ``response_format: {type: json_schema}``,
   ``top_logprobs`` where the server gives them.
 
 vLLM's dialect follows vLLM 0.32's source (its server was seen to take token-id prompts with
-``structured_outputs: {json: schema}`` and ``logprobs``); the others are written from each
-server's documentation and source, not checked against a running server. vLLM gets
+``structured_outputs: {json: schema}`` and ``logprobs``); llama-server's was checked against
+llama.cpp 0c1e570 (llama-cpp-python 0.3.36's copy: token ids, ``json_schema`` and ``n_probs`` on
+``/v1/completions``, its top tokens in ``choices[0].logprobs.content``); the others are written
+from each server's documentation and source, not checked against a running server. vLLM gets
 localjudge's own grammar spec (`grammar.grammar_spec`), whose ``x-guidance:
 {whitespace_flexible: false}`` its ``guidance`` backend reads; its other backends ignore it, and
 vLLM 0.32 reads ``disable_any_whitespace`` only from the server's start options, not per request:
@@ -134,4 +138,34 @@ def _positions(probs: Any) -> tuple[Position, ...]:
         candidates = [(str(c.get("token", c.get("tok_str", ""))), probability(c["logprob"], log=True)
                        if "logprob" in c else probability(c.get("prob", 0.0), log=False)) for c in tops]
         found.append((str(item.get("token", item.get("content", ""))), candidates))
+    return tuple(found)
+
+
+JSON_WHITESPACE = " \t\n\r"
+
+
+def compact(positions: Sequence[Position]) -> tuple[Position, ...]:
+    """The positions with the whitespace between JSON tokens set aside, as localjudge's own
+    grammar writes JSON (compact), so that a label choice is found after ``"verdict":``.
+
+    llama-server's JSON-schema grammar allows a space, or one or two newlines and up to 20 spaces
+    or tabs, between JSON tokens (its ``space`` rule), and SmolLM2 takes it: llama.cpp
+    0c1e570 answered ``{"verdict": "yes"}``, the label's quote in the token ``' "'``. Whitespace
+    inside a JSON string is kept; at a position that starts outside a string, each candidate
+    loses its leading whitespace (``' "yes'`` and ``'"yes'`` both choose "yes")."""
+    found: list[Position] = []
+    inside = escaped = False
+    for piece, candidates in positions:
+        outside = not inside
+        kept = []
+        for char in piece:
+            if inside:
+                escaped, inside = (False, True) if escaped else (char == "\\", char != '"')
+            elif char == '"':
+                inside = True
+            elif char in JSON_WHITESPACE:
+                continue
+            kept.append(char)
+        found.append(("".join(kept), [(text.lstrip(JSON_WHITESPACE), p) for text, p in candidates] if outside
+                      else candidates))
     return tuple(found)

@@ -47,7 +47,7 @@ from localjudge.engines import chat_template
 from localjudge.engines.grammar import grammar_spec, literal_fields, read_labels
 from localjudge.engines.options import judge_identity
 from localjudge.engines.server.client import Client, ServerError, reply_cap, split_url
-from localjudge.engines.server.dialects import KINDS, TOKEN_KINDS, Position, reply, request
+from localjudge.engines.server.dialects import KINDS, TOKEN_KINDS, Position, compact, reply, request
 from localjudge.engines.server.discovery import (
     PROBE_PROMPT,
     Grammar,
@@ -295,9 +295,10 @@ def _label_probs(positions: Sequence[Position],
     """At each label choice in the answer, each label's probability (`grammar.read_labels`) from
     the position's top tokens. After the grammar's mask (vLLM, SGLang) they are the allowed
     tokens; before it (llama-server) `label_mass` keeps those that begin a label, renormalised.
+    The whitespace a server's grammar let in between JSON tokens is set aside first (`compact`).
     None when a choice's candidates hold a value that is no probability (`values.probability`):
     no reading of the row is kept, so no choice is read out of its place."""
-    reader = read_labels(positions, fields)
+    reader = read_labels(compact(positions), fields)
     return None if reader.broken else tuple(reader.readings)
 
 
