@@ -40,7 +40,9 @@ class ScoreResult:
     Attributes:
         run_id: The run's id, if it had one.
         scorer: The scorer's name.
-        score: The score in [0, scale], rounded half up to two decimals; None when unscored.
+        score: The score in [0, scale], rounded half up to two decimals (a custom scorer's with
+            ``score_returns="score"``: any finite number it returns, unrounded under Mastra's
+            compat); None when unscored.
         reason: A sentence or two explaining the score.
         preprocess_step_result: Output of the preprocess step (for example the claims).
         preprocess_prompt: The rendered preprocess prompt (user message).

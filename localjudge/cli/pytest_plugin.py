@@ -167,7 +167,8 @@ def _describe(scorer: Scorer, result: ScoreResult) -> str:
                                for s in (scorer.preprocess_step, scorer.analyze_step, scorer.reason_step)]
     identities = sorted({j.identity for j in judges if j is not None}) or ["(none)"]
     compat = "; compat=mastra" if scorer.compat.mastra else ""
-    lines = [f"  scorer: {scorer.name} (0 to {scorer.scale:g}; high = {scorer.positive}{compat})",
+    bounds = "as returned" if scorer.score_returns == "score" else f"0 to {scorer.scale:g}"
+    lines = [f"  scorer: {scorer.name} ({bounds}; high = {scorer.positive}{compat})",
              f"  judge: {' + '.join(identities)}",
              f"  run: {result.run_id}"]
     lines += _step_lines("claims", "preprocess", result.preprocess_step_result, str)

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from localjudge import FakeJudge, hallucination_scorer, toxicity_scorer
+from localjudge import FakeJudge, create_scorer, hallucination_scorer, toxicity_scorer
 from localjudge.cli.pytest_plugin import assert_result, assert_score, assert_scores, scored
 from tests.conftest import EXAMPLES
 from tests.fakes import stand_in_engine
@@ -66,6 +66,14 @@ def test_a_failed_assertion_shows_score_bound_claims_verdicts_reason_and_judge()
     ]
     with pytest.raises(AssertionError, match=r"^hallucination score 0 is not above 0\.5\n"):
         assert_score(hallucination_scorer(scripted(), context=CONTEXT), PARIS, above=0.5)
+
+
+def test_a_custom_score_taken_as_returned_is_not_described_as_bounded_by_the_scale() -> None:
+    scorer = create_scorer("grade", score_returns="score").generate_score(lambda run, results: 87.5)
+    with pytest.raises(AssertionError) as failed:
+        assert_score(scorer, PARIS, below=50)
+    assert str(failed.value).splitlines()[:2] == ["grade score 87.5 is not below 50",
+                                                  "  scorer: grade (as returned; high = positive)"]
 
 
 @pytest.mark.parametrize(("run", "bounds", "failure"), [
