@@ -6,8 +6,9 @@ one planner (`localjudge.evaluation.plan_batches`: longest first within windows,
 does). One Ray item is one judge batch, pickled: its composition is this plan's, and a batch whose
 actor dies every time costs that batch only. An actor scores a batch with `score_batch`: per
 scorer, the planner reads each row once (`read_rows`: its sample, its key, whether the log has it;
-a user's hooks run once per row) and scores the rows not done as one batch (`score_samples`: one
-judge call per step, out-of-memory halving), and returns per row and scorer the result key and the
+a user's hooks run once per row), and every scorer scores its rows not done together
+(`score_together`: each round of steps of every scorer in one judge call, out-of-memory
+halving), and returns per row and scorer the result key and the
 result (None where the key was done: the driver has that result already). The driver's `Collector`
 collects each batch's results as it comes back, appends those the planner keeps (`to_store`:
 exactly once by key) and assembles the same columns `evaluate` returns.
@@ -23,11 +24,13 @@ from typing import Any
 
 from localjudge.engines import JudgeSource, JudgeSpec, load_source  # noqa: F401 - the cluster's names too
 from localjudge.evaluation import (
+    Reading,
     ResultStore,
+    ScorerBatch,
     ScorerSummary,
     judge_failed_results,
     read_rows,
-    score_samples,
+    score_together,
     summarize,
     to_store,
 )
@@ -86,11 +89,12 @@ def score_packed(scorers: Sequence[Scorer], packed: bytes, done: Collection[str]
 
 
 def score_batch(scorers: Sequence[Scorer], runs: Sequence[Mapping[str, Any]], done: Collection[str]) -> list[Outcome]:
-    """Score one batch with each scorer, skipping rows whose key is in `done`.
+    """Score one batch with every scorer together, skipping rows whose key is in `done`.
 
     Per scorer, the planner reads each row once (a row that cannot be read is recorded as
-    `invalid_run`, its key None) and the rows not done are scored as one batch. An exception that
-    escapes a scorer's work here makes each row of the batch unscored for that scorer
+    `invalid_run`, its key None); the rows not done are scored by every scorer together
+    (`score_together`: each round of steps in one judge call, out-of-memory halving). An exception
+    that escapes a scorer's reading makes each row of the batch unscored for that scorer
     (`judge_failed`, the exception's line): returned, not raised, since Ray Data would drop the
     batch as a dead actor's and the error would be lost.
 
@@ -98,24 +102,21 @@ def score_batch(scorers: Sequence[Scorer], runs: Sequence[Mapping[str, Any]], do
         Per row, per scorer: (result key, the result as a dict; None when the key was done).
     """
     outcomes: list[Outcome] = [{} for _ in runs]
+    readings: list[tuple[Scorer, Reading]] = []
     for scorer in scorers:
         try:
-            pairs = _scorer_outcomes(scorer, runs, done)
+            readings.append((scorer, read_rows(scorer, runs, range(len(runs)), done)))
         except Exception as error:  # noqa: BLE001 - one scorer's batch, not the actor
             failed = judge_failed_results(scorer.name, [run_id_of(run) for run in runs], error)
-            pairs = [(None, result.to_dict()) for result in failed]
-        for outcome, pair in zip(outcomes, pairs, strict=True):
-            outcome[scorer.name] = pair
+            for outcome, result in zip(outcomes, failed, strict=True):
+                outcome[scorer.name] = (None, result.to_dict())
+    fresh = score_together([ScorerBatch(scorer, [reading.samples[i] for i in reading.pending])
+                            for scorer, reading in readings])
+    for (scorer, reading), scored in zip(readings, fresh, strict=True):
+        results = {**reading.invalid, **dict(zip(reading.pending, scored, strict=True))}
+        for i, outcome in enumerate(outcomes):
+            outcome[scorer.name] = (reading.keys.get(i), results[i].to_dict() if i in results else None)
     return outcomes
-
-
-def _scorer_outcomes(scorer: Scorer, runs: Sequence[Mapping[str, Any]],
-                     done: Collection[str]) -> list[tuple[str | None, dict[str, Any] | None]]:
-    """One scorer's (result key, result dict or None when done) per run of the batch."""
-    reading = read_rows(scorer, runs, range(len(runs)), done)
-    fresh = score_samples(scorer, [reading.samples[i] for i in reading.pending])
-    results = {**reading.invalid, **dict(zip(reading.pending, fresh, strict=True))}
-    return [(reading.keys.get(i), results[i].to_dict() if i in results else None) for i in range(len(runs))]
 
 
 class Collector:

@@ -22,12 +22,16 @@ from localjudge.evaluation.dataset_runs import (
     with_results,
 )
 from localjudge.evaluation.planner import (
+    SCHEDULES,
     WINDOW_BATCHES,
     Reading,
+    Schedule,
+    ScorerBatch,
     judge_failed_results,
     plan_batches,
     read_rows,
     score_samples,
+    score_together,
     to_store,
 )
 from localjudge.evaluation.progress import OnResults, Progress
@@ -53,6 +57,9 @@ __all__ = [
     "OnResults",
     "Progress",
     "Reading",
+    "SCHEDULES",
+    "Schedule",
+    "ScorerBatch",
     "ResultStore",
     "RunLock",
     "RunLockedError",
@@ -76,6 +83,7 @@ __all__ = [
     "run_evals",
     "score_runs",
     "score_samples",
+    "score_together",
     "summarize",
     "to_dataset",
     "to_store",

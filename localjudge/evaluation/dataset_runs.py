@@ -5,8 +5,10 @@ the columns `<name>_score`, `<name>_prob_score`, `<name>_reason`, `<name>_error`
 `<name>_error_kind` (see `localjudge.result.ERROR_KINDS`) and `<name>_steps` (JSON of every
 step's result and prompt), plus a summary. Rows are read once; each scorer's are planned,
 keyed, resumed and scored a batch at a time by `localjudge.evaluation.planner` (length-sorted
-within a window of batches, one judge call per scorer step per batch) and returned in input
-order. The new columns are joined with
+within a window of batches) and returned in input order. By default every scorer scores each
+batch together (``schedule="together"``: each round of steps of every scorer in one judge call);
+``schedule="by-scorer"`` runs one scorer after another over all rows (one judge call per scorer
+step per batch), the order before; the results are the same. The new columns are joined with
 `concatenate_datasets`; nothing goes through `Dataset.map`, so no closure holding the model is
 ever hashed for a fingerprint and no cache file is written.
 """
@@ -19,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from localjudge.evaluation.planner import score_rows
+from localjudge.evaluation.planner import SCHEDULES, Schedule, ScorerRows, score_rows, score_rows_together
 from localjudge.evaluation.progress import OnResults, Progress
 from localjudge.evaluation.store import ResultStore
 from localjudge.evaluation.tables import FOLDER_ROW, dataset_from_rows, decode_cell
@@ -131,6 +133,7 @@ def evaluate(
     shard: tuple[int, int] | None = None,
     progress: Progress | None = None,
     on_results: OnResults | None = None,
+    schedule: Schedule = "together",
 ) -> Evaluation:
     """Score every row with every scorer.
 
@@ -148,6 +151,10 @@ def evaluate(
             end (a share per step; the last row once the batch is stored).
         on_results: Called with a scorer's name and (row index in `data`, result) pairs as soon
             as they are known: the rows resumed or unreadable first, then each batch once stored.
+        schedule: ``"together"`` (default): every scorer scores each batch of rows, the same
+            round of steps of every scorer in one judge call (rows of different scorers share the
+            engine's batch); ``"by-scorer"``: one scorer after another over all rows, the order
+            before (for comparison). The same results either way.
 
     Returns:
         The input columns plus six columns per scorer, in input order, and a summary.
@@ -156,7 +163,7 @@ def evaluate(
     check_result_columns(dataset.column_names, [s.name for s in scorers])
     runs = rows_to_runs(dataset, columns)
     indices = [i for i in range(len(runs)) if shard is None or i % shard[1] == shard[0]]
-    results, summary, samples = _score_all(runs, scorers, batch_size, store, indices, progress, on_results)
+    results, summary, samples = _score_all(runs, scorers, batch_size, store, indices, progress, on_results, schedule)
     return Evaluation(with_results(dataset.select(indices) if shard else dataset, results), summary, results, samples)
 
 
@@ -177,13 +184,15 @@ def score_runs(
     indices: Sequence[int] | None = None,
     progress: Progress | None = None,
     on_results: OnResults | None = None,
+    schedule: Schedule = "together",
 ) -> tuple[dict[str, list[ScoreResult]], dict[str, ScorerSummary]]:
-    """Score runs (dicts in Mastra's shape) with every scorer: the engine under `evaluate`.
+    """Score runs (dicts in Mastra's shape) with every scorer: the engine under `evaluate`
+    (`schedule` as there).
 
     Returns:
         Per scorer, one result per selected run (input order), and the per-scorer summaries.
     """
-    results, summary, _ = _score_all(runs, scorers, batch_size, store, indices, progress, on_results)
+    results, summary, _ = _score_all(runs, scorers, batch_size, store, indices, progress, on_results, schedule)
     return results, summary
 
 
@@ -195,41 +204,34 @@ def _score_all(
     indices: Sequence[int] | None,
     progress: Progress | None,
     on_results: OnResults | None = None,
+    schedule: Schedule = "together",
 ) -> tuple[dict[str, list[ScoreResult]], dict[str, ScorerSummary], dict[str, list[Sample | None]]]:
     """`score_runs`, also giving each scorer's samples of the selected runs."""
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    if schedule not in SCHEDULES:
+        raise ValueError(f"schedule must be one of {', '.join(SCHEDULES)}, got {schedule!r}")
     names = [s.name for s in scorers]
     if not scorers or len(set(names)) != len(names):
         raise ValueError(f"give at least one scorer, each once; got {names}")
     chosen = list(range(len(runs))) if indices is None else list(indices)
     done = store.load() if store is not None else {}
-    results: dict[str, list[ScoreResult]] = {}
-    summary: dict[str, ScorerSummary] = {}
-    samples: dict[str, list[Sample | None]] = {}
-    for scorer in scorers:
-        by_index, made, summary[scorer.name] = _score(scorer, runs, chosen, done, store, batch_size, progress,
-                                                      on_results)
-        results[scorer.name] = [by_index[i] for i in chosen]
-        samples[scorer.name] = [made.get(i) for i in chosen]
+    scored: list[tuple[ScorerRows, float]] = []
+    if schedule == "together":  # the scorers ran together: each one's seconds are the whole run's
+        start = time.perf_counter()
+        together = score_rows_together(scorers, runs, chosen, done, store, batch_size, progress, on_results)
+        scored = [(rows, time.perf_counter() - start) for rows in together]
+    else:
+        for scorer in scorers:
+            start = time.perf_counter()
+            rows = score_rows(scorer, runs, chosen, done, store, batch_size, progress, on_results)
+            scored.append((rows, time.perf_counter() - start))
+    results = {s.name: [rows.results[i] for i in chosen] for s, (rows, _) in zip(scorers, scored, strict=True)}
+    samples = {s.name: [rows.samples.get(i) for i in chosen] for s, (rows, _) in zip(scorers, scored, strict=True)}
+    summary = {s.name: summarize(s.name, results[s.name], resumed=rows.resumed, seconds=seconds,
+                                 new_tokens=rows.new_tokens, oom_backoffs=rows.oom_backoffs)
+               for s, (rows, seconds) in zip(scorers, scored, strict=True)}
     return results, summary, samples
-
-
-def _score(
-    scorer: Scorer,
-    runs: Sequence[Mapping[str, Any]],
-    indices: list[int],
-    done: Mapping[str, Mapping[str, Any]],
-    store: ResultStore | None,
-    batch_size: int,
-    progress: Progress | None,
-    on_results: OnResults | None,
-) -> tuple[dict[int, ScoreResult], dict[int, Sample], ScorerSummary]:
-    start = time.perf_counter()
-    scored = score_rows(scorer, runs, indices, done, store, batch_size, progress, on_results)
-    return scored.results, scored.samples, summarize(
-        scorer.name, [scored.results[i] for i in indices], resumed=scored.resumed,
-        seconds=time.perf_counter() - start, new_tokens=scored.new_tokens, oom_backoffs=scored.oom_backoffs)
 
 
 def summarize(name: str, results: Sequence[ScoreResult], *, resumed: int, seconds: float, new_tokens: int,

@@ -8,17 +8,17 @@ so a row takes one route whichever runs it:
 - `read_rows`: one scorer's reading of rows. Each row is made a `Sample` once (a user's
   `prepare_run` and `get_context` run once per row and scorer), keyed (`result_key`) and sorted
   into: unreadable (`invalid_run`, no key, never judged), done (its key is in the log) or pending.
-- `score_samples`: one scorer on one batch of samples (one judge call per step for the batch),
-  halving the batch on `JudgeOutOfMemory`; a judge that fails costs only this batch
-  (`judge_failed`, each row).
+- `score_together`: several scorers on their rows of one batch in lock step
+  (`localjudge.scoring.run_together`: each round, every scorer's next judge step in one judge
+  call), halving on `JudgeOutOfMemory`; a judge call that fails costs only the rows of the
+  scorers in it (`judge_failed`, each row). `score_samples` is one scorer alone.
 - `to_store`: which fresh results a log keeps: those with a key and not a transient error
   (`too_long`, `judge_failed` may pass next time, so the next run judges them again).
 
-`evaluate` runs one scorer over all its pending rows at a time (`score_rows`: each scorer's batches
-are planned over its own pending rows, and its steps' prompts stay together in the judge's prefix
-cache); the Ray driver plans batches over every row and each actor reads and scores a batch with
-every scorer in turn. Scoring the same step of every scorer in one judge call is a change to how a
-batch is scored (here), not to the plan.
+`evaluate` plans batches over the rows pending for any scorer and scores each batch with every
+scorer together (`score_rows_together`); with ``schedule="by-scorer"`` it runs one scorer over all
+its pending rows at a time (`score_rows`), the order before. The Ray driver plans batches over
+every row and each actor reads a batch with every scorer and scores it together too.
 """
 
 from __future__ import annotations
@@ -26,18 +26,20 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from localjudge.evaluation.progress import BatchProgress, OnResults, Progress
 from localjudge.evaluation.store import ResultStore, result_from_dict, result_key
 from localjudge.judge import JudgeOutOfMemory
 from localjudge.result import TRANSIENT_ERRORS, ScoreResult
 from localjudge.samples import Sample
-from localjudge.scoring import Scorer
+from localjudge.scoring import BatchSteps, Scorer, run_together
 
 log = logging.getLogger(__name__)
 
 WINDOW_BATCHES = 16  # rows are length-sorted within windows of this many batches
+Schedule = Literal["together", "by-scorer"]  # how `evaluate` runs several scorers (see `score_rows_together`)
+SCHEDULES: tuple[Schedule, ...] = ("together", "by-scorer")
 
 
 def plan_batches(runs: Sequence[Mapping[str, Any]], batch_size: int,
@@ -95,33 +97,67 @@ def read_rows(scorer: Scorer, runs: Sequence[Mapping[str, Any]], indices: Iterab
     return reading
 
 
+@dataclass
+class ScorerBatch:
+    """One scorer's rows of a batch, as `score_together` takes them: its samples, `on_step` (called
+    with each step's name and the rows it ran for, as it ends: `BatchProgress.step`) and where its
+    out-of-memory back-offs are counted (`backoffs[0]`)."""
+
+    scorer: Scorer
+    samples: Sequence[Sample]
+    on_step: Callable[[str, int], None] | None = None
+    backoffs: list[int] = field(default_factory=lambda: [0])
+
+    def part(self, start: int, stop: int | None) -> ScorerBatch:
+        return ScorerBatch(self.scorer, self.samples[start:stop], self.on_step, self.backoffs)
+
+
+def score_together(batches: Sequence[ScorerBatch]) -> list[list[ScoreResult]]:
+    """Several scorers on their rows of one batch, in lock step (`run_together`: each round, every
+    scorer's next judge step in one judge call): per scorer, one result per sample, in order.
+
+    A judge call that fails costs the rows of the scorers that had prompts in it (`judge_failed`,
+    the error's line), and only theirs. On `JudgeOutOfMemory` those scorers' rows are halved and
+    each half scored together again (counted in their `backoffs`), down to one row. The failed
+    call's frames are gone before the halves run (`run_together` drops the traceback): on a GPU,
+    its KV cache and activations would otherwise stay held while the halves retry."""
+    results: list[list[ScoreResult]] = [[] for _ in batches]
+    live = [k for k, batch in enumerate(batches) if batch.samples]
+    outcomes = run_together([_steps(batches[k]) for k in live])
+    halve = []
+    for k, outcome in zip(live, outcomes, strict=True):
+        batch = batches[k]
+        if isinstance(outcome, JudgeOutOfMemory) and len(batch.samples) > 1:
+            halve.append(k)
+        elif isinstance(outcome, Exception):
+            results[k] = judge_failed_results(batch.scorer.name, [s.run_id for s in batch.samples], outcome)
+        else:
+            results[k] = outcome
+    if not halve:
+        return results
+    for k in halve:
+        batch, half = batches[k], len(batches[k].samples) // 2
+        batch.backoffs[0] += 1
+        log.warning("%s: out of memory at batch %d; retrying as %d + %d", batch.scorer.name, len(batch.samples),
+                    half, len(batch.samples) - half)
+    firsts = score_together([batches[k].part(0, len(batches[k].samples) // 2) for k in halve])
+    seconds = score_together([batches[k].part(len(batches[k].samples) // 2, None) for k in halve])
+    for k, first, second in zip(halve, firsts, seconds, strict=True):
+        results[k] = first + second
+    return results
+
+
+def _steps(batch: ScorerBatch) -> BatchSteps:
+    on_step, rows = batch.on_step, len(batch.samples)
+    return batch.scorer.batch_steps(batch.samples, on_invalid="record",
+                                    on_step=None if on_step is None else (lambda name: on_step(name, rows)))
+
+
 def score_samples(scorer: Scorer, samples: Sequence[Sample], backoffs: list[int] | None = None,
                   on_step: Callable[[str, int], None] | None = None) -> list[ScoreResult]:
-    """`scorer` on one batch: one result per sample, in order. On `JudgeOutOfMemory` the batch is
-    halved and each half scored (counted in `backoffs[0]`), down to one row; any other failure of
-    the judge makes each row unscored (`judge_failed`, the error's line). `on_step` is called with
-    each step's name and the rows it ran for, as it ends (`BatchProgress.step`).
-
-    The halves run after the `except` block has ended: an exception being handled keeps its
-    traceback, and with it every frame of the failed attempt (on a GPU, its KV cache and
-    activations), alive; retrying inside the block would retry with that memory still held."""
-    backoffs = [0] if backoffs is None else backoffs
-    if not samples:
-        return []
-    try:
-        return scorer.run_batch(samples, on_invalid="record",
-                                on_step=None if on_step is None else (lambda name: on_step(name, len(samples))))
-    except JudgeOutOfMemory as error:
-        if len(samples) == 1:
-            return judge_failed_results(scorer.name, [s.run_id for s in samples], error)
-    except Exception as error:  # noqa: BLE001 - one batch must not end the run
-        return judge_failed_results(scorer.name, [s.run_id for s in samples], error)
-    backoffs[0] += 1
-    half = len(samples) // 2
-    log.warning("%s: out of memory at batch %d; retrying as %d + %d", scorer.name, len(samples), half,
-                len(samples) - half)
-    return (score_samples(scorer, samples[:half], backoffs, on_step)
-            + score_samples(scorer, samples[half:], backoffs, on_step))
+    """`scorer` alone on one batch (`score_together` with one scorer): one result per sample, in
+    order; out-of-memory halvings counted in `backoffs[0]`."""
+    return score_together([ScorerBatch(scorer, samples, on_step, [0] if backoffs is None else backoffs)])[0]
 
 
 def judge_failed_results(scorer_name: str, run_ids: Sequence[str | None], error: Exception) -> list[ScoreResult]:
@@ -178,3 +214,44 @@ def score_rows(scorer: Scorer, runs: Sequence[Mapping[str, Any]], indices: Seque
             on_results(scorer.name, sorted(zip(batch, fresh, strict=True)))
         counted.end()
     return ScorerRows(results, reading.samples, len(reading.done), tokens, backoffs[0])
+
+
+def score_rows_together(scorers: Sequence[Scorer], runs: Sequence[Mapping[str, Any]], indices: Sequence[int],
+                        done: Mapping[str, Mapping[str, Any]], store: ResultStore | None, batch_size: int,
+                        progress: Progress | None = None, on_results: OnResults | None = None) -> list[ScorerRows]:
+    """`score_rows` for every scorer at once: each scorer reads the rows (resumed, unreadable,
+    pending) as there; the rows pending for any scorer are planned into `plan_batches`' batches,
+    and each batch is scored by every scorer together (`score_together`: each round of steps in
+    one judge call; at most `batch_size` rows per scorer per call), its fresh results appended to
+    `store` (one append for the batch), then handed to `on_results` and counted to `progress`
+    per scorer, as `score_rows` does."""
+    readings = [read_rows(scorer, runs, indices, done) for scorer in scorers]
+    rows = [ScorerRows({**r.invalid, **{i: result_from_dict(done[r.keys[i]]) for i in r.done}}, r.samples,
+                       len(r.done), 0, 0) for r in readings]
+    for scorer, scored in zip(scorers, rows, strict=True):
+        if progress:
+            progress(scorer.name, len(scored.results))
+        if on_results and scored.results:
+            on_results(scorer.name, sorted(scored.results.items()))
+    pending = [set(r.pending) for r in readings]
+    backoffs = [[0] for _ in scorers]
+    for batch in plan_batches(runs, batch_size, [i for i in indices if any(i in p for p in pending)]):
+        mine = [[i for i in batch if i in p] for p in pending]
+        counted = [BatchProgress(progress, scorer, len(m)) for scorer, m in zip(scorers, mine, strict=True)]
+        fresh = score_together([ScorerBatch(scorer, [r.samples[i] for i in m], c.step, b) for scorer, r, m, c, b
+                                in zip(scorers, readings, mine, counted, backoffs, strict=True)])
+        kept: list[tuple[str | None, ScoreResult]] = []
+        for scored, r, m, results in zip(rows, readings, mine, fresh, strict=True):
+            scored.results.update(zip(m, results, strict=True))
+            scored.new_tokens += sum(result.new_tokens for result in results)
+            kept += [(r.keys[i], result) for i, result in zip(m, results, strict=True)]
+        if store is not None:
+            store.append(to_store(kept))
+        for scorer, m, results, c in zip(scorers, mine, fresh, counted, strict=True):
+            if m:
+                if on_results:
+                    on_results(scorer.name, sorted(zip(m, results, strict=True)))
+                c.end()
+    for scored, b in zip(rows, backoffs, strict=True):
+        scored.oom_backoffs = b[0]
+    return rows

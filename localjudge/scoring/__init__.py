@@ -2,7 +2,8 @@
 
 A scorer (`Scorer`, built with `create_scorer`) declares steps (`JudgeStep`: a prompt and a
 bounded output schema; or a plain function), a pure score function and a reason step.
-`step_runner` runs one scorer over a batch (one judge call per judge step), `answers` is the one
+`step_runner` runs one scorer over a batch (one judge call per judge step), `schedule` runs several
+scorers' batches in lock step (their calls merged into one per round), `answers` is the one
 place judge output is parsed, `copying` catches replayed worked examples, `versioning` hashes
 what a scorer sends the judge, `schemas` and `prompting` are the bounded-schema and
 untrusted-text helpers every scorer uses.
@@ -22,6 +23,7 @@ from localjudge.scoring.compat import (
 )
 from localjudge.scoring.copying import normal
 from localjudge.scoring.prompting import DATA_NOTE, block, neutralise, numbered
+from localjudge.scoring.schedule import ask_merged, run_together
 from localjudge.scoring.schemas import (
     MAX_ITEMS,
     REASON_CHARS,
@@ -37,7 +39,7 @@ from localjudge.scoring.schemas import (
     token_budget,
 )
 from localjudge.scoring.scorer import Scorer, create_scorer
-from localjudge.scoring.step_runner import round_half_up
+from localjudge.scoring.step_runner import Ask, BatchSteps, round_half_up
 from localjudge.scoring.steps import (
     ContextArg,
     JudgeStep,
@@ -54,6 +56,8 @@ from localjudge.scoring.steps import (
 
 __all__ = [
     "AS_RETURNED",
+    "Ask",
+    "BatchSteps",
     "COMPATS",
     "LOCALJUDGE",
     "Compat",
@@ -81,6 +85,7 @@ __all__ = [
     "UnscorableError",
     "block",
     "call_get_context",
+    "ask_merged",
     "check_scale",
     "create_scorer",
     "exactly",
@@ -91,6 +96,7 @@ __all__ = [
     "prompt_object",
     "resolve",
     "round_half_up",
+    "run_together",
     "score_answer",
     "text",
     "token_budget",

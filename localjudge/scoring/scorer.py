@@ -245,6 +245,18 @@ class Scorer:
         """
         return step_runner.run_batch(self, runs, on_invalid, on_step)
 
+    def batch_steps(
+        self,
+        runs: Sequence[Mapping[str, Any] | Sample],
+        *,
+        on_invalid: Literal["raise", "record"] = "raise",
+        on_step: Callable[[str], Any] | None = None,
+    ) -> step_runner.BatchSteps:
+        """`run_batch` as a generator: it yields each judge call the batch needs (`Ask`), is sent
+        the answers, and returns the results; `localjudge.scoring.schedule.run_together` runs
+        several scorers' batches so, their calls merged."""
+        return step_runner.batch_steps(self, runs, on_invalid, on_step)
+
 
 def create_scorer(
     name: str,

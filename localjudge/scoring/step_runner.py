@@ -1,12 +1,16 @@
 """The step runner: one scorer over a batch of runs, one judge call per judge step.
 
 `Scorer.run_batch` calls `run_batch` here (it reads the scorer as a `Recipe`). For a batch it renders a judge step's
-prompt for every item still in play, makes exactly one judge call for the step (plus one retry
+prompt for every item still in play, asks for exactly one judge call for the step (plus one retry
 call for the items whose JSON was cut off), validates each answer against its schema
 (`localjudge.scoring.answers`), and goes on to the next step. A function step runs per item. An item
 whose answer is still bad, or whose step raised, is recorded as unscored with the error (and
 raw text); the rest of the batch goes on. Then the score (a pure function of the step results)
 and the reason, again one judge call for the batch.
+
+The batch's work is a generator, `batch_steps`: it yields each judge call it needs (`Ask`: the
+judge, prompts, schemas, token budget) and is sent the answers. `run_batch` answers each call
+alone; `localjudge.scoring.schedule` answers several scorers' calls merged into one.
 
 Every user hook (a function step, a judge step's prompt, schema, `finish` and `by_rule`, the score
 function, `shortcut`, `prob_score`) is called through `_call`: one item's exception or bad value
@@ -22,13 +26,13 @@ from __future__ import annotations
 import logging
 import math
 import reprlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from localjudge.judge import ChatPrompt, Generation
+from localjudge.judge import ChatPrompt, Generation, Judge
 from localjudge.result import ScoreResult
 from localjudge.samples import InvalidRunError, Sample, run_id_of
 from localjudge.scoring.answers import Failure, failure_of, parse_answer, reason_text
@@ -57,6 +61,20 @@ class _Item:
 
 
 Answer = tuple[_Item, "dict[str, Any] | Failure", Generation]  # an item, its parsed answer, the raw output
+
+
+@dataclass(frozen=True)
+class Ask:
+    """One judge call a batch needs: `judge.generate(prompts, schemas, max_new_tokens=...)`."""
+
+    judge: Judge
+    prompts: list[ChatPrompt]
+    schemas: list[type[BaseModel]]
+    max_new_tokens: int
+
+
+Steps = Generator[Ask, list[Generation], Any]  # yields the calls it needs, is sent their answers
+BatchSteps = Generator[Ask, list[Generation], list[ScoreResult]]  # `batch_steps`: ends with the results
 _FAILED = object()  # what `_call` returns when the hook failed (the item is then unscored)
 
 
@@ -66,7 +84,30 @@ def run_batch(
     on_invalid: Literal["raise", "record"],
     on_step: Callable[[str], Any] | None = None,
 ) -> list[ScoreResult]:
-    """`scorer` on `runs`: one result per run, in input order (see `Scorer.run_batch`)."""
+    """`scorer` on `runs`: one result per run, in input order (see `Scorer.run_batch`); each
+    judge call the batch needs made as it comes (a judge's exception ends the batch)."""
+    return answered_alone(batch_steps(scorer, runs, on_invalid, on_step))
+
+
+def answered_alone(steps: BatchSteps) -> list[ScoreResult]:
+    """A batch's steps (`batch_steps`) run to their results, each call it asks for made alone."""
+    try:
+        ask = next(steps)
+        while True:
+            ask = steps.send(ask.judge.generate(ask.prompts, ask.schemas, max_new_tokens=ask.max_new_tokens))
+    except StopIteration as end:
+        return end.value
+
+
+def batch_steps(
+    scorer: Recipe,
+    runs: Sequence[Mapping[str, Any] | Sample],
+    on_invalid: Literal["raise", "record"],
+    on_step: Callable[[str], Any] | None = None,
+) -> BatchSteps:
+    """`scorer` on `runs` as a generator: yields each judge call (`Ask`) the batch needs, in the
+    order `run_batch` makes them, is sent each call's answers, and returns one result per run,
+    in input order. Checking the scorer and reading the runs happen at the first `next`."""
     done = on_step or (lambda name: None)
     if scorer.score_step is None:
         raise ValueError(f"scorer {scorer.name!r} has no generate_score step")
@@ -89,12 +130,12 @@ def run_batch(
         step = getattr(scorer, f"{name}_step")
         if step is not None:
             _shortcuts(scorer, items)
-            _run_step(scorer, name, step, [it for it in items if it.result is None])
+            yield from _run_step(scorer, name, step, [it for it in items if it.result is None])
             done(name)
     _shortcuts(scorer, items)
-    _score(scorer, [it for it in items if it.result is None])
+    yield from _score(scorer, [it for it in items if it.result is None])
     done("score")
-    _reason(scorer, [it for it in items if it.result is None])
+    yield from _reason(scorer, [it for it in items if it.result is None])
     if scorer.reason_step is not None:
         done("reason")
     return [item.result for item in items]  # type: ignore[misc]
@@ -136,7 +177,7 @@ def _shown(value: Any) -> str:
     return f"{type(value).__name__} {text}"
 
 
-def _run_step(scorer: Recipe, name: str, step: Step, items: list[_Item]) -> None:
+def _run_step(scorer: Recipe, name: str, step: Step, items: list[_Item]) -> Steps:
     """One step for `items`: one judge call (plus retry) or the function per item."""
     if not isinstance(step, JudgeStep):
         for item in items:
@@ -145,7 +186,7 @@ def _run_step(scorer: Recipe, name: str, step: Step, items: list[_Item]) -> None
         return
     if step.by_rule is not None:
         items = _by_rule(scorer, name, step.by_rule, items)
-    answered, failed = _ask(scorer, name, step, items)
+    answered, failed = yield from _ask(scorer, name, step, items)
     for item, why in failed:
         item.result = _unscored(scorer, item, why, None, f"{name} step")
     for item, answer, out in answered:
@@ -188,7 +229,7 @@ def _by_rule(scorer: Recipe, name: str, rule: StepFunction, items: list[_Item]) 
 
 
 def _ask(scorer: Recipe, name: str, step: JudgeStep,
-         items: list[_Item]) -> tuple[list[Answer], list[tuple[_Item, Failure]]]:
+         items: list[_Item]) -> Generator[Ask, list[Generation], tuple[list[Answer], list[tuple[_Item, Failure]]]]:
     """Render, one judge call for all items (one retry call for cut-off answers), parse.
     Returns the answers (parsed data, or a `Failure`) and the items whose prompt or schema
     could not be made, with why."""
@@ -220,17 +261,16 @@ def _ask(scorer: Recipe, name: str, step: JudgeStep,
     if not asked:
         return [], failed
     judge = step.judge or scorer.judge
+    assert judge is not None  # batch_steps checked it
     prompts, schemas = [p for _, _, p in asked], [s for _, s, _ in asked]
     budget = max(budgets)
-    outputs = judge.generate(prompts, schemas, max_new_tokens=budget)  # type: ignore[union-attr]
+    outputs = list((yield Ask(judge, prompts, schemas, budget)))
     parsed = [parse_answer(out, schema) for out, schema in zip(outputs, schemas, strict=True)]
     # A constrained answer fails only by being cut off: retry those once, with more room.
     retry = [i for i, p in enumerate(parsed) if isinstance(p, Failure) and not outputs[i].finished]
     if retry:
         log.info("%s/%s: retrying %d cut-off item(s) with twice the budget", scorer.name, name, len(retry))
-        again = judge.generate(  # type: ignore[union-attr]
-            [prompts[i] for i in retry], [schemas[i] for i in retry], max_new_tokens=2 * budget
-        )
+        again = yield Ask(judge, [prompts[i] for i in retry], [schemas[i] for i in retry], 2 * budget)
         for i, out in zip(retry, again, strict=True):
             outputs[i] = replace(out, new_tokens=outputs[i].new_tokens + out.new_tokens)
             parsed[i] = parse_answer(out, schemas[i])
@@ -248,10 +288,10 @@ def chat(system: str, user: str, examples: Sequence[tuple[str, str]] = ()) -> Ch
     return messages + [{"role": "user", "content": user}]
 
 
-def _score(scorer: Recipe, items: list[_Item]) -> None:
+def _score(scorer: Recipe, items: list[_Item]) -> Steps:
     step = scorer.score_step
     if isinstance(step, JudgeStep):  # Mastra's prompt object: the judge writes {"score": x}, one call a batch
-        _run_step(scorer, "score", _bounded(scorer, step), items)
+        yield from _run_step(scorer, "score", _bounded(scorer, step), items)
     for item in items:
         if item.result is not None:
             continue
@@ -287,7 +327,7 @@ def _judged(value: Any) -> Any:
     raise ValueError(f"the generate_score judge step gave {type(value).__name__}, not a number or {{'score': ...}}")
 
 
-def _reason(scorer: Recipe, items: list[_Item]) -> None:
+def _reason(scorer: Recipe, items: list[_Item]) -> Steps:
     """The reason for every scored item (one judge call for all, for a judge step)."""
     for item in items:
         item.results["score"] = item.score
@@ -305,7 +345,7 @@ def _reason(scorer: Recipe, items: list[_Item]) -> None:
             except Exception as error:  # noqa: BLE001 - user code: no reason, still scored
                 reasons[id(item)] = (f"[no reason: {type(error).__name__}: {error}]", None)
     else:
-        answered, failed = _ask(scorer, "reason", step, items)
+        answered, failed = yield from _ask(scorer, "reason", step, items)
         reasons = {id(item): (f"[no reason: {why.message}]", None) for item, why in failed}  # still scored
         for item, answer, out in answered:
             if isinstance(answer, Failure):

@@ -12,7 +12,7 @@ import pytest
 from localjudge.cluster import Collector, JudgeSpec, ScorerSpec, plan_batches, score_batch, scorer_factory
 from localjudge.cluster.plan import pack, score_packed
 from localjudge.engines import ModelPathError
-from localjudge.evaluation import ResultStore, evaluate, read_table, rows_to_runs, score_samples, with_results
+from localjudge.evaluation import ResultStore, evaluate, read_rows, read_table, rows_to_runs, with_results
 from localjudge.evaluation.dataset_runs import Columns
 from localjudge.result import ScoreResult
 from tests.conftest import EXAMPLES
@@ -43,8 +43,9 @@ def test_a_batch_makes_one_judge_call_per_step_and_gives_evaluate_s_keys(fake_ju
     judge = fake_judge()
     scorers = scorer_factory(SPECS)(judge)
     outcomes = score_batch(scorers, runs, done=frozenset())
-    # each scorer's two judge steps (terse outputs are one claim: no claims call), each over the whole batch
-    assert [len(call.schema_names) for call in judge.calls] == [4, 4, 4, 4]
+    # each scorer's two judge steps (terse outputs are one claim: no claims call), each over the whole
+    # batch, the scorers' steps merged in one call per round (issue 47)
+    assert [len(call.schema_names) for call in judge.calls] == [8, 8]
     store = ResultStore(tmp_path / "log")
     evaluate(runs, scorer_factory(SPECS)(fake_judge()), batch_size=4, store=store)
     keys = {key for outcome in outcomes for key, _ in outcome.values()}
@@ -74,12 +75,12 @@ def test_an_exception_in_a_scorer_s_batch_comes_back_as_each_row_s_error(fake_ju
     """Raised out of an actor, Ray Data would drop the batch as a dead actor's, losing the error."""
     from localjudge.cluster import plan
 
-    def breaks_on_toxicity(scorer: Any, samples: Any, *args: Any, **kwargs: Any) -> Any:
+    def breaks_on_toxicity(scorer: Any, *args: Any, **kwargs: Any) -> Any:
         if scorer.name == "toxicity":
             raise RuntimeError("the engine broke\n  on two lines")
-        return score_samples(scorer, samples, *args, **kwargs)
+        return read_rows(scorer, *args, **kwargs)
 
-    monkeypatch.setattr(plan, "score_samples", breaks_on_toxicity)
+    monkeypatch.setattr(plan, "read_rows", breaks_on_toxicity)
     runs = runs_of(3)
     names = [s.name for s in SPECS]
     collector = Collector(names, [r["run_id"] for r in runs], None, {})
