@@ -18,6 +18,11 @@
 #   ray       tests/ray: `localjudge score --ray` on a local Ray cluster the tier starts, where
 #             scripts/setup_ray.sh installed the ray extra; without it, skipped with a note (an
 #             error if asked for)
+#   llama     tests/llama_server: the server engine's llama-cpp dialect against a real llama.cpp
+#             llama-server it starts from .llama-server (a server killed mid-run, then resume; the
+#             agreement with the transformers engine printed). scripts/setup_llama_server.sh builds it
+#             (~10+ min on 2 cores), which --setup does not run (CI's budget: docs/servers.md); without
+#             it, skipped with a note (an error if asked for)
 #   storage   tests/storage: a Mastra app's stored runs (a LibSQL file, a PostgreSQL server the tier
 #             starts) scored and read back through Mastra's storage API, where scripts/setup_node.sh
 #             and scripts/setup_postgres.sh set it up; without them, skipped with a note (an error if
@@ -44,7 +49,7 @@ if [ "${1:-}" = "--setup" ]; then
     shift
 fi
 
-TIERS=(unit differential engines model families ray vllm server storage)
+TIERS=(unit differential engines model families ray vllm server llama storage)
 # A run of several tiers runs them on two workers side by side, single-threaded (OMP_NUM_THREADS=1;
 # vLLM binds its own): on 2 cores the vLLM compile and the 135M model's decoding are each mostly
 # one core's work (docs/development.md "CI time by tier"). Each worker takes the first tier of
@@ -52,11 +57,11 @@ TIERS=(unit differential engines model families ray vllm server storage)
 # the vLLM tier, which hands it its scores, has ended): the longest first, so that the two end
 # near together. CHECK_SERIAL=1: one tier after another, output streamed, as a single tier always
 # runs.
-ORDER=(model vllm families ray unit server engines storage differential)
+ORDER=(model vllm families ray unit server llama engines storage differential)
 # The set-ups (scripts/setup_tests.sh) each tier needs before it can start
 declare -A NEEDS=(
     [unit]="setup" [differential]="setup setup_node" [engines]="setup setup_fixtures" [model]="setup"
-    [families]="setup setup_fixtures" [vllm]="setup setup_vllm" [server]="setup setup_vllm"
+    [families]="setup setup_fixtures" [vllm]="setup setup_vllm" [server]="setup setup_vllm" [llama]="setup"
     [storage]="setup setup_node setup_postgres" [ray]="setup setup_ray"
 )
 chosen=()
@@ -151,6 +156,11 @@ tier() {  # tier NAME: run one tier, once its set-ups are done
         server)  # -rP: the start times and agreement the tests print
             run_if_set_up server .venv-vllm/bin/python "no .venv-vllm (scripts/setup_vllm.sh builds it)" \
                 .venv-vllm/bin/python -m pytest tests/server "${pytest_opts[@]}" -rP ${extra[@]+"${extra[@]}"}
+            ;;
+        llama)  # -rP: the start times and agreement the tests print
+            run_if_set_up llama .llama-server/bin/llama-server \
+                "no .llama-server (scripts/setup_llama_server.sh builds it)" \
+                .venv/bin/python -m pytest tests/llama_server -m llama "${pytest_opts[@]}" -rP ${extra[@]+"${extra[@]}"}
             ;;
         ray)  # -m ray: inside the tier a missing ray fails instead of skipping
             run_if_set_up ray .venv/bin/ray "no ray in .venv (scripts/setup_ray.sh installs it)" \
