@@ -41,8 +41,7 @@ CONTEXT = 2048  # the engine's max_model_len: room for every example row, a smal
 # Scores equal to the transformers engine's (float32 there, bf16 here) on the example file: at
 # least this many of 24 (8 rows x 3 scorers); measured: 22 (docs/engines.md).
 AGREEMENT_FLOOR = 18
-# What is compared between runs: every score, probability, reason and step output (of RERUN's).
-RERUN = "hallucination"  # three judge steps: claims, verdicts, reason
+# What is compared between runs: every score, probability, reason and step output.
 FIELDS = [f"{name}_{field}" for name in SCORERS for field in ("score", "prob_score", "reason", "error", "steps")]
 # scripts/check.sh's folder for results one tier hands the next: the first run's results go there
 # as vllm-example.jsonl, which the server tier (tests/server) compares its server's scores with
@@ -169,15 +168,15 @@ def test_two_runs_take_the_same_schedule_and_are_identical(vllm_judge: VLLMJudge
     it is decided by the rows alone. The results are the same where the kernels give the same
     numbers for the same batch: checked on the CPUs named in docs/engines.md "Determinism"."""
     vllm_judge.llm.reset_prefix_cache()
-    # One scorer is enough to show the engine repeats itself (a third of the time of all three):
-    # its rows run in the same batches as in the first run, as scorers are run one after another.
+    # The whole run again: the scorers share the engine's steps (one schedule across scorers), so
+    # one scorer's steps cannot be told apart from the others' in the first run's.
     start = len(schedule.steps)
-    again = evaluate(read_table(EXAMPLE), [build_scorer(RERUN, vllm_judge)], batch_size=8)
+    again = evaluate(read_table(EXAMPLE), [build_scorer(name, vllm_judge) for name in SCORERS], batch_size=8)
     rerun_steps = schedule.since(start)
-    first_steps = schedule.since(0)[:len(rerun_steps)]  # the first run's steps of the same scorer
+    first_steps = schedule.since(0)[:len(rerun_steps)]  # the first run's steps (the first the engine took)
     assert len(rerun_steps) > 20 and max(len(step) for step in rerun_steps) > 1  # rows batched together
     assert rerun_steps == first_steps, "the engine's schedule differs between two runs of the same rows"
-    for field in [f for f in FIELDS if f.startswith(f"{RERUN}_")]:
+    for field in FIELDS:
         assert again.dataset[field] == first_run.dataset[field], (
             f"{field} differs between two runs of the same schedule on {machine.cpu()}: the kernels are not "
             "deterministic for a given batch on this CPU (docs/engines.md \"Determinism\")")
