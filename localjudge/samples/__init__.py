@@ -2,16 +2,30 @@
 
 `runs` builds the `Sample` (the texts judged and the other run fields), `messages` turns chat
 shapes into clean text, `tool_calls` reads tool calls and their results from a run's output,
+`mastra_reading` reads a field as Mastra's code scorers and checks do (several messages joined),
 `run_hash` is Mastra's hash of a run's id that sampling ratios compare with.
 """
 
+from localjudge.samples.mastra_reading import (
+                                            ASSISTANT_RUN_ON,
+                                            ASSISTANT_SPACED,
+                                            BOTH_JOINED,
+                                            EVERY_MESSAGE,
+                                            Joined,
+                                            mastra_text,
+)
 from localjudge.samples.messages import InvalidRunError, is_missing
 from localjudge.samples.run_hash import hash_to_unit_interval
 from localjudge.samples.runs import RecordedRun, Sample, Turn, context_of, run_id_of, to_sample, trajectory_of
 from localjudge.samples.tool_calls import ToolCall, extract_tool_calls, extract_tool_results, tool_result_context
 
 __all__ = [
+    "ASSISTANT_RUN_ON",
+    "ASSISTANT_SPACED",
+    "BOTH_JOINED",
+    "EVERY_MESSAGE",
     "InvalidRunError",
+    "Joined",
     "RecordedRun",
     "Sample",
     "ToolCall",
@@ -21,6 +35,7 @@ __all__ = [
     "extract_tool_results",
     "hash_to_unit_interval",
     "is_missing",
+    "mastra_text",
     "run_id_of",
     "to_sample",
     "tool_result_context",

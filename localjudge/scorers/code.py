@@ -10,6 +10,9 @@ judge-step machinery cannot see by itself:
 - `settings`: its options (the expected text, the tool order...), hashed into `prompt_hash`, so
   results of `includes("sunny")` are never resumed as those of `includes("rain")`.
 - `check_run`: refuses a run it cannot score before any step, as `invalid_run`.
+- `mastra_reading`: under ``compat="mastra"``, the input and output texts as Mastra's own
+  scorer reads them (several messages joined: `localjudge.samples.mastra_reading`) instead of the
+  first user message and the last assistant message with text; results are keyed by those texts.
 - the run's expected trajectory as given (`RunSample.expectation`: Mastra's
   ``TrajectoryExpectation`` with its ordering, budgets and blacklists), for the trajectory
   scorers; the judge scorers' `Sample` keeps only its step lines.
@@ -20,11 +23,11 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from functools import cached_property
 from typing import Any
 
-from localjudge.samples import InvalidRunError, Sample, is_missing
+from localjudge.samples import InvalidRunError, Joined, Sample, is_missing, mastra_text
 from localjudge.scoring import MastraNumbers, Results, Scorer, create_scorer
 
 TRAJECTORY_KEYS = ("expected_trajectory", "expectedTrajectory")
@@ -47,11 +50,14 @@ class CodeScorer(Scorer):
         reads: The `Sample` fields its formula reads (``"expectation"``: `RunSample`'s).
         settings: Its options as JSON text: part of `prompt_hash`.
         check_run: Raises `InvalidRunError` for a run it cannot score.
+        mastra_reading: (field, how Mastra joins its messages) for each text field Mastra's
+            scorer reads otherwise than localjudge: applied under ``compat="mastra"`` only.
     """
 
     reads: tuple[str, ...] = ("output",)
     settings: str = "{}"
     check_run: Callable[[RunSample], None] | None = None
+    mastra_reading: tuple[tuple[str, Joined], ...] = ()
 
     @cached_property
     def shown_fields(self) -> frozenset[str]:
@@ -74,6 +80,9 @@ class CodeScorer(Scorer):
             run = {k: v for k, v in run.items() if k not in TRAJECTORY_KEYS}  # read here, not as step lines
         base = super().sample(run)
         made = RunSample(**{f.name: getattr(base, f.name) for f in fields(Sample)}, expectation=expectation)
+        if self.compat.name == "mastra" and self.mastra_reading:
+            texts = {name: mastra_text(base.raw.get(name), name, joined) for name, joined in self.mastra_reading}
+            made = replace(made, **texts)  # type: ignore[arg-type]  # (only text fields are read so)
         if self.check_run is not None:
             self.check_run(made)
         return made
@@ -111,16 +120,18 @@ def code_scorer(
     check_run: Callable[[RunSample], None] | None = None,
     version: str = "v1",
     compat: str = "localjudge",
+    mastra_reading: Mapping[str, Joined] | None = None,
 ) -> CodeScorer:
     """A `CodeScorer`: Mastra's shape (a preprocess function that measures, a score read off its
     result) with a reason by rule; higher is better for every one of them. Under
-    ``compat="mastra"``, Mastra's numbers (`MASTRA_NUMBERS`): the raw fraction, no scale."""
+    ``compat="mastra"``, Mastra's numbers (`MASTRA_NUMBERS`): the raw fraction, no scale; and
+    the texts of `mastra_reading`'s fields as Mastra's scorer reads them."""
     base = (create_scorer(name, description=description, scale=scale, id=id, version=version, positive=positive,
                           higher_is_better=True, compat=compat, mastra_numbers=MASTRA_NUMBERS)
             .preprocess(preprocess).generate_score(score).generate_reason(reason))
     values = {f.name: getattr(base, f.name) for f in fields(Scorer)}
     return CodeScorer(**values, reads=tuple(reads), settings=json.dumps(settings or {}, sort_keys=True, default=str),
-                      check_run=check_run)
+                      check_run=check_run, mastra_reading=tuple((mastra_reading or {}).items()))
 
 
 def measured(key: str) -> Callable[[Sample, Results], float]:

@@ -25,7 +25,7 @@ import unicodedata
 from typing import Any
 
 from localjudge.judge import Judge
-from localjudge.samples import Sample
+from localjudge.samples import BOTH_JOINED, Sample
 from localjudge.scorers.code import CodeScorer, code_scorer
 from localjudge.scoring import Results
 
@@ -153,7 +153,7 @@ def _reason(run: Sample, results: Results) -> str:
 def completeness_scorer(judge: Judge | None = None, *, scale: float = 1.0, compat: str = "localjudge") -> CodeScorer:
     """Mastra's completeness scorer (no model: `judge` is not used)."""
     return code_scorer("completeness", preprocess=_preprocess, score=_score, reason=_reason, scale=scale, compat=compat,
-                       reads=("input", "output"), positive="complete",
+                       reads=("input", "output"), mastra_reading=BOTH_JOINED, positive="complete",
                        description="Share of the input's words and verbs (elements) the output covers")
 
 

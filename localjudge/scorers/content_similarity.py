@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from localjudge.judge import Judge
-from localjudge.samples import Sample
+from localjudge.samples import BOTH_JOINED, Sample
 from localjudge.scorers.code import CodeScorer, code_scorer, measured
 from localjudge.scorers.js_strings import dice_bigrams, squash_spaces
 from localjudge.scoring import Results
@@ -46,7 +46,8 @@ def content_similarity_scorer(judge: Judge | None = None, *, ignore_case: bool =
                 f"{results['preprocess_step_result']['similarity']:.4g}.")
 
     return code_scorer("content_similarity", preprocess=preprocess, score=measured("similarity"), reason=reason,
-                       scale=scale, compat=compat, reads=("input", "output"), positive="similar to the input",
+                       scale=scale, compat=compat, reads=("input", "output"),
+                       mastra_reading=BOTH_JOINED, positive="similar to the input",
                        settings={"ignore_case": ignore_case, "ignore_whitespace": ignore_whitespace},
                        description="Character-bigram (Dice) similarity of the input and output texts")
 

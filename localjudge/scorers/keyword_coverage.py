@@ -17,7 +17,7 @@ import re
 from typing import Any
 
 from localjudge.judge import Judge
-from localjudge.samples import Sample
+from localjudge.samples import BOTH_JOINED, Sample
 from localjudge.scorers.code import CodeScorer, code_scorer
 from localjudge.scorers.js_strings import JS_SPACE, js_length, js_trim
 from localjudge.scoring import Results
@@ -89,7 +89,8 @@ def keyword_coverage_scorer(judge: Judge | None = None, *, scale: float = 1.0,
                             compat: str = "localjudge") -> CodeScorer:
     """Mastra's keyword coverage scorer (no model: `judge` is not used)."""
     return code_scorer("keyword_coverage", preprocess=_preprocess, score=_score, reason=_reason, scale=scale,
-                       compat=compat, reads=("input", "output"), positive="covers the input's keywords",
+                       compat=compat, reads=("input", "output"),
+                       mastra_reading=BOTH_JOINED, positive="covers the input's keywords",
                        description="Share of the input's keywords (stop words removed) that the output uses")
 
 

@@ -19,7 +19,7 @@ from collections import Counter
 from typing import Any
 
 from localjudge.judge import Judge
-from localjudge.samples import Sample
+from localjudge.samples import BOTH_JOINED, Sample
 from localjudge.scorers.code import CodeScorer, code_scorer, measured
 from localjudge.scorers.js_strings import Units, js_split_spaces, squash_spaces, utf16
 from localjudge.scoring import Results
@@ -92,7 +92,8 @@ def textual_difference_scorer(judge: Judge | None = None, *, scale: float = 1.0,
                               compat: str = "localjudge") -> CodeScorer:
     """Mastra's textual difference scorer (no model: `judge` is not used)."""
     return code_scorer("textual_difference", preprocess=_preprocess, score=measured("ratio"), reason=_reason,
-                       scale=scale, compat=compat, reads=("input", "output"), positive="close to the input",
+                       scale=scale, compat=compat, reads=("input", "output"),
+                       mastra_reading=BOTH_JOINED, positive="close to the input",
                        description="Character similarity ratio (longest common subsequence) of the input and output")
 
 

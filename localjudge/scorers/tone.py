@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.judge import Judge
-from localjudge.samples import Sample
+from localjudge.samples import EVERY_MESSAGE, Sample
 from localjudge.scorers.code import CodeScorer, code_scorer, measured
 from localjudge.scorers.js_strings import JS_SPACE, add_up, js_trim
 from localjudge.scoring import Results
@@ -119,7 +119,8 @@ def tone_scorer(judge: Judge | None = None, *, reference_tone: str | None = None
                 f"{step['sentiment_variance']:.3g}.")
 
     return code_scorer("tone", preprocess=preprocess, score=measured("score"), reason=reason, scale=scale,
-                       compat=compat, reads=("output",), positive="consistent in tone",
+                       compat=compat, reads=("output",),
+                       mastra_reading={"output": EVERY_MESSAGE}, positive="consistent in tone",
                        settings={"reference_tone": reference_tone},
                        description="Sentiment consistency: against a reference tone, or across the output's sentences")
 

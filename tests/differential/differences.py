@@ -139,11 +139,13 @@ DIFFERENCES: dict[str, Difference] = {
         compat="kept: how a run's tool calls are read is shared by every scorer and by result keys"),
     "joined-messages": Difference(
         "the code scorers (checks: the same on the assistant messages)",
-        "the text of every input message and every output message, joined with ', ' (a tool-only message adds an "
-        "empty piece); checks join the assistant messages with ' ' or ''",
+        "the text of every input message and every output message, joined with ', ' (a tool-only message or an "
+        "empty text part adds an empty piece); checks join the assistant messages with ' ' (includes, excludes, "
+        "similarity) or '' (equals, matches), so an earlier 'error ...; retrying.' fails excludes('error')",
         "the first user message and the last assistant message with text, as every scorer reads a run",
-        "one reading of a run for every scorer, and keyed results: a run's score depends on what it answered",
-        compat='kept: every scorer reads a run one way, and results are keyed by what it read'),
+        "one reading of a run for every scorer: the answer judged is the agent's last word, as the LLM scorers' "
+        "getAssistantMessageFromRunOutput reads it",
+        compat="Mastra's: each scorer's own joined text (tests/differential/cases_messages.py)"),
     "completeness-elements": Difference(
         "completeness", "elements found by the npm NLP library compromise (its tagger, verbs rewritten in place)",
         "elements by a rule imitating it (words, contractions opened, verbs to their base form by lemminflect)",

@@ -5,6 +5,7 @@ is normalised: surrounding whitespace counts, as in Mastra."""
 from __future__ import annotations
 
 from localjudge.judge import Judge
+from localjudge.samples import ASSISTANT_RUN_ON
 from localjudge.scorers.checks.text import text_check, text_option
 from localjudge.scorers.code import CodeScorer
 
@@ -14,7 +15,7 @@ def check_equals_scorer(judge: Judge | None = None, *, expected: str, ignore_cas
     """Mastra's ``checks.equals(expected, {ignoreCase})`` (no model: `judge` is not used)."""
     text_option("expected", expected, ignore_case)
     return text_check("check_equals", expected=expected, ignore_case=ignore_case, scale=scale, compat=compat,
-                      said=("equals", "does not equal"),
+                      said=("equals", "does not equal"), joined=ASSISTANT_RUN_ON,
                       test=lambda output, target: output == target, positive="equals the text")
 
 

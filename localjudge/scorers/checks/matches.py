@@ -22,7 +22,7 @@ from collections.abc import Callable
 from typing import Any
 
 from localjudge.judge import Judge
-from localjudge.samples import Sample
+from localjudge.samples import ASSISTANT_RUN_ON, Sample
 from localjudge.scorers.checks.js_regex import DEFAULT_TIMEOUT_S, JsRegex, bounded, search
 from localjudge.scorers.code import CodeScorer, code_scorer, passed
 from localjudge.scoring import Results
@@ -73,7 +73,7 @@ def check_matches_scorer(judge: Judge | None = None, *, pattern: str | re.Patter
                        scale=scale, positive="matches the pattern", description=f"Whether the output matches {shown}",
                        settings={**settings, "exact": exact,  # the limit is in the key only when not the default
                                  **({"timeout_s": timeout_s} if timeout_s != DEFAULT_TIMEOUT_S else {})},
-                       compat=compat)
+                       compat=compat, mastra_reading={"output": ASSISTANT_RUN_ON})
 
 
 __all__ = ["check_matches_scorer"]

@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from localjudge.judge import Judge
-from localjudge.samples import Sample
+from localjudge.samples import ASSISTANT_SPACED, Sample
 from localjudge.scorers.checks.text import output_and_target, text_option
 from localjudge.scorers.code import CodeScorer, code_scorer
 from localjudge.scorers.js_strings import dice_bigrams
@@ -41,7 +41,7 @@ def check_similarity_scorer(judge: Judge | None = None, *, expected: str, thresh
     return code_scorer("check_similarity", id="check-similarity", preprocess=preprocess, score=score, reason=reason,
                        scale=scale, positive="similar to the text", description=f"Similarity to {expected!r}",
                        settings={"expected": expected, "threshold": threshold, "ignore_case": ignore_case},
-                       compat=compat)
+                       compat=compat, mastra_reading={"output": ASSISTANT_SPACED})
 
 
 __all__ = ["check_similarity_scorer"]

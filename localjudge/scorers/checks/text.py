@@ -1,12 +1,17 @@
 """What the output-text checks share: the output read as Mastra's checks read it, the expected
-text's case folded the same way, and one builder for a pass/fail check on the two."""
+text's case folded the same way, and one builder for a pass/fail check on the two.
+
+By default a check reads the answer judged (the last assistant message with text), as every
+scorer does; under ``compat="mastra"`` it reads Mastra's text: every assistant message joined
+(with a space for `includes`, `excludes` and `similarity`, with nothing for `equals` and
+`matches`: `localjudge.samples.mastra_reading`)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from localjudge.samples import Sample
+from localjudge.samples import ASSISTANT_SPACED, Joined, Sample
 from localjudge.scorers.code import CodeScorer, code_scorer, passed
 from localjudge.scoring import Results
 
@@ -26,9 +31,10 @@ def output_and_target(run: Sample, expected: str, ignore_case: bool) -> tuple[st
 
 def text_check(name: str, *, expected: str, ignore_case: bool, test: Callable[[str, str], bool], said: tuple[str, str],
                positive: str, scale: float, settings: Mapping[str, Any] | None = None,
-               compat: str = "localjudge") -> CodeScorer:
+               compat: str = "localjudge", joined: Joined = ASSISTANT_SPACED) -> CodeScorer:
     """A check scoring 1 when ``test(output, target)`` holds, else 0. `said`: what the output does
-    when it passes and when not (``("includes", "does not include")``), for the reason."""
+    when it passes and when not (``("includes", "does not include")``), for the reason; `joined`:
+    how Mastra's check joins the assistant messages (read under ``compat="mastra"``)."""
     def preprocess(run: Sample, results: Results) -> dict[str, Any]:
         output, target = output_and_target(run, expected, ignore_case)
         return {"output": output, "target": target, "passed": test(output, target)}
@@ -39,7 +45,8 @@ def text_check(name: str, *, expected: str, ignore_case: bool, test: Callable[[s
 
     return code_scorer(name, id=name.replace("_", "-"), preprocess=preprocess, score=passed, reason=reason,
                        scale=scale, positive=positive, description=f"Whether the output {said[0]} {expected!r}",
-                       compat=compat, settings={"expected": expected, "ignore_case": ignore_case, **(settings or {})})
+                       compat=compat, mastra_reading={"output": joined},
+                       settings={"expected": expected, "ignore_case": ignore_case, **(settings or {})})
 
 
 __all__ = ["output_and_target", "text_check", "text_option"]
