@@ -6,7 +6,8 @@ check_includes.expected=sunny``), each with Mastra's id (``check-includes``). In
 functions here read as Mastra's: ``checks.includes("sunny")``, ``checks.called_tool("search",
 times=2)``, ``checks.matches(r"\\d+°[FC]", flags="i")``.
 
-Output checks read the answer judged (the last assistant message with text, as every scorer);
+Output checks read the answer judged (the last assistant message with text, as every scorer;
+under ``compat="mastra"`` every assistant message joined, as Mastra's checks read them);
 tool checks read every tool call the run made (its `tool_calls`, or its output's messages).
 Each takes ``compat="mastra"`` for Mastra's numbers (the raw fraction: `similarity`'s unrounded).
 """
