@@ -32,7 +32,7 @@ from localjudge.engines.transformers.model_config import (
     load_dtype,
     out_of_memory_error,
 )
-from localjudge.engines.transformers.prefix_cache import PrefixCache, shared_prefix
+from localjudge.engines.transformers.prefix_cache import PrefixCache, prefix_groups, shared_prefix
 from localjudge.engines.transformers.row_grammars import RowGrammarProcessor, RowGrammars
 from localjudge.judge import ChatPrompt, Generation, JudgeOutOfMemory, too_long
 
@@ -252,9 +252,10 @@ class TransformersJudge(chat_template.TemplatePrompts):
         *,
         max_new_tokens: int,
     ) -> list[Generation]:
-        """One batched, greedy, constrained `generate` call for all prompts that fit."""
+        """One batched, greedy, constrained decode of all prompts that fit: per group of prompts
+        sharing their instructions (`prefix_groups`: a call of several scorers' steps is several
+        groups), on that group's cached prefix."""
         token_ids = [self.prompt_ids(p) for p in prompts]
-        prefix = self._shared_prefix(prompts, token_ids, max_new_tokens)
         results: list[Generation | None] = [None] * len(prompts)
         fit = []
         for i, ids in enumerate(token_ids):
@@ -264,8 +265,12 @@ class TransformersJudge(chat_template.TemplatePrompts):
         if fit:
             out_of_memory = None
             try:
-                generated = self._generate(prefix, [token_ids[i][len(prefix):] for i in fit],
-                                           [schemas[i] for i in fit], max_new_tokens)
+                for prefix, group in prefix_groups(self.tokenizer, self.system_role, self._windows, prompts,
+                                                   token_ids, fit, max_new_tokens):
+                    generated = self._generate(prefix, [token_ids[i][len(prefix):] for i in group],
+                                               [schemas[i] for i in group], max_new_tokens)
+                    for i, generation in zip(group, generated, strict=True):
+                        results[i] = generation
             except RuntimeError as error:  # torch.OutOfMemoryError is one
                 if not out_of_memory_error(error):
                     raise
@@ -277,8 +282,6 @@ class TransformersJudge(chat_template.TemplatePrompts):
                 if torch.cuda.is_available():
                     torch.cuda.empty_cache()
                 raise JudgeOutOfMemory(f"out of memory generating for {len(fit)} prompts: {out_of_memory}")
-            for i, generation in zip(fit, generated, strict=True):
-                results[i] = generation
         return results  # type: ignore[return-value]
 
     @property

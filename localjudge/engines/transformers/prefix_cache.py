@@ -1,5 +1,6 @@
 """The shared prefix of a call's prompts (instructions and worked examples), prefilled once per
-process: which tokens it is (`shared_prefix`), its KV cache and the call's model inputs built
+process: which tokens it is (`shared_prefix`), how a call mixing several scorers' prompts splits
+into groups that each share one (`prefix_groups`), its KV cache and the call's model inputs built
 on it (`PrefixCache`). Exact: the cached prefix is the same tokens every full prompt starts
 with, and it is used only where the architecture's attention makes that so."""
 
@@ -35,6 +36,34 @@ def shared_prefix(tokenizer: Any, system_role: bool, windows: Sequence[int | Non
     if any(window is not None and window < span for window in windows):
         return []
     return prefix
+
+
+def prefix_groups(tokenizer: Any, system_role: bool, windows: Sequence[int | None] | None,
+                  prompts: Sequence[ChatPrompt], token_ids: list[list[int]], rows: Sequence[int],
+                  max_new_tokens: int) -> list[tuple[list[int], list[int]]]:
+    """`rows` (indices into `prompts`) split into decode groups, each with its shared prefix.
+
+    A call of one schedule round holds several scorers' prompts (issue 47): their instructions
+    differ, so one prefix for the whole call would be a few template tokens and every row would
+    prefill its scorer's instructions again. Rows are grouped by the messages before their last
+    user message (which alone decide the head); a group with a prefix worth caching decodes on
+    its own cache, and the rows of every other group decode together without one. Groups come
+    in the order of their first row; rows keep their order within a group."""
+    by_head: dict[tuple[tuple[str, str], ...], list[int]] = {}
+    for i in rows:
+        by_head.setdefault(tuple((m["role"], m["content"]) for m in prompts[i][:-1]), []).append(i)
+    groups: list[tuple[list[int], list[int]]] = []
+    plain: list[int] = []
+    for group in by_head.values():
+        prefix = shared_prefix(tokenizer, system_role, windows, [prompts[i] for i in group],
+                               [token_ids[i] for i in group], max_new_tokens)
+        if prefix:
+            groups.append((prefix, group))
+        else:
+            plain += group
+    if plain:
+        groups.append(([], sorted(plain)))
+    return groups
 
 
 class PrefixCache:
