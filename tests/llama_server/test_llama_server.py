@@ -23,12 +23,10 @@ from __future__ import annotations
 
 import json
 import math
-import subprocess
 import sys
 import time
 import urllib.request
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -36,19 +34,27 @@ import pytest
 from pydantic import BaseModel
 
 from tests import machine
-from tests.conftest import EXAMPLES, ROOT
 from tests.llama_server.llama_server import BINARY, GGUF, SERVED, LlamaServer
+from tests.server_process import (
+    BATCH,
+    EXAMPLE,
+    RUN_IDS,
+    SCORERS,
+    TOKENIZER,
+    Run,
+    finish,
+    killed_run,
+    outcome,
+    resumed_run,
+    start,
+    summary,
+)
 
 if not (BINARY.exists() and GGUF.exists()):
     pytest.skip("no .llama-server (scripts/setup_llama_server.sh builds it): the llama tier did not run",
                 allow_module_level=True)
 
-EXAMPLE = EXAMPLES / "example.jsonl"
-RUN_IDS = [json.loads(line)["run_id"] for line in EXAMPLE.read_text(encoding="utf-8").splitlines()]
-SCORERS = ("hallucination", "faithfulness", "toxicity")
-BATCH = 4  # rows per batch: the server is killed once the first batch is stored, the second in flight
 JUDGE_FREE = (None, "not_scorable", "invalid_run")  # error kinds of rows decided without the judge
-TOKENIZER = ROOT / "models" / "smollm2-135m-instruct"
 START_TIMEOUT = 120.0  # seconds: the 98 MB GGUF loads in about a second
 
 
@@ -62,34 +68,6 @@ QUESTIONS = ("Is Paris the capital of France?", "Is the sun cold?", "Does water 
 
 def verdict_prompt(question: str) -> list[dict[str, str]]:
     return [{"role": "user", "content": f'{question} Answer with JSON: {{"verdict": "yes"}} or {{"verdict": "no"}}.'}]
-
-
-@dataclass(frozen=True)
-class Run:
-    rows: list[dict[str, Any]]
-    stdout: str
-    stderr: str
-    seconds: float
-
-
-def score(url: str, out: Path) -> list[str]:
-    return [sys.executable, "-m", "localjudge.cli", "score", "--engine", "server", "--base-url", url,
-            "--tokenizer", str(TOKENIZER), "--scorer", ",".join(SCORERS), "--data", str(EXAMPLE),
-            "--batch-size", str(BATCH), "--request-timeout", "300", "--out", str(out)]
-
-
-def start(command: list[str], folder: Path, name: str) -> subprocess.Popen[str]:
-    """`command` started, its output to files (a pipe nobody reads while it runs could fill up)."""
-    with open(folder / f"{name}.out", "w") as out, open(folder / f"{name}.err", "w") as err:
-        return subprocess.Popen(command, stdout=out, stderr=err, text=True, cwd=ROOT)
-
-
-def finish(process: subprocess.Popen[str], folder: Path, name: str, began: float, out: Path) -> Run:
-    process.wait(timeout=900)
-    stdout, stderr = ((folder / f"{name}.{kind}").read_text(encoding="utf-8") for kind in ("out", "err"))
-    assert process.returncode == 0, stderr[-4000:]
-    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    return Run(rows, stdout, stderr, time.monotonic() - began)
 
 
 @pytest.fixture(scope="module")
@@ -109,24 +87,14 @@ def server(folder: Path) -> Iterator[LlamaServer]:
 
 
 @pytest.fixture(scope="module")
-def killed_run(server: LlamaServer, folder: Path) -> Run:
+def killed(server: LlamaServer, folder: Path) -> Run:
     """The score run, with the server SIGKILLed once the first batch's results are on disk (the
     second batch's requests are then in flight)."""
-    out = folder / "scored.jsonl"
-    log = folder / "scored.jsonl.progress" / "rank-0.jsonl"
-    began = time.monotonic()
-    process = start(score(server.url, out), folder, "killed")
-    while not (log.exists() and log.stat().st_size):  # the first batch appended
-        assert process.poll() is None, f"the run ended before the kill: {(folder / 'killed.err').read_text()[-4000:]}"
-        assert time.monotonic() - began < 900, "the first scorer's rows were not written within 900 s"
-        time.sleep(0.02)
-    server.kill()
-    print(f"\nserver killed {time.monotonic() - began:.1f} s into the run")
-    return finish(process, folder, "killed", began, out)
+    return killed_run(server, folder)
 
 
 @pytest.fixture(scope="module")
-def again(killed_run: Run, server: LlamaServer, folder: Path) -> Iterator[LlamaServer]:
+def again(killed: Run, server: LlamaServer, folder: Path) -> Iterator[LlamaServer]:
     """The server started again on its port, after the killed run."""
     srv = LlamaServer(folder / "server-2.log", port=server.port)
     srv.start()
@@ -138,11 +106,9 @@ def again(killed_run: Run, server: LlamaServer, folder: Path) -> Iterator[LlamaS
 
 
 @pytest.fixture(scope="module")
-def resumed_run(again: LlamaServer, folder: Path) -> Run:
+def resumed(again: LlamaServer, folder: Path) -> Run:
     """The same command again, on the server started again."""
-    began = time.monotonic()
-    out = folder / "scored.jsonl"
-    return finish(start(score(again.url, out), folder, "resumed"), folder, "resumed", began, out)
+    return resumed_run(again, folder)
 
 
 def post(url: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -196,13 +162,9 @@ def test_label_probabilities_are_renormalised_over_the_labels(again: LlamaServer
     print("\nlabel probabilities (yes): " + ", ".join(f"{g.label_probs[0]['yes']:.3f}" for g in generations))
 
 
-def outcome(row: dict[str, Any], name: str) -> tuple[Any, Any]:
-    return row[f"{name}_score"], row[f"{name}_error"]
-
-
 def test_the_killed_run_keeps_what_was_scored_and_leaves_the_rest_unscored_with_the_error(
-        killed_run: Run, server: LlamaServer) -> None:
-    rows = killed_run.rows
+        killed: Run, server: LlamaServer) -> None:
+    rows = killed.rows
     assert [r["run_id"] for r in rows] == RUN_IDS
     host = server.url.split("/")[2]
     failed = []
@@ -217,12 +179,12 @@ def test_the_killed_run_keeps_what_was_scored_and_leaves_the_rest_unscored_with_
     complete = [r["run_id"] for r in rows if r["output"] and all(r[f"{name}_score"] is not None for name in SCORERS)]
     assert len(complete) >= BATCH, complete
     assert len(failed) >= BATCH, failed  # the second batch's rows that needed the judge
-    assert f"judge: {SERVED}@{host}:llama-cpp-" in killed_run.stderr, killed_run.stderr[-2000:]
-    assert "+server-template" not in killed_run.stderr
+    assert f"judge: {SERVED}@{host}:llama-cpp-" in killed.stderr, killed.stderr[-2000:]
+    assert "+server-template" not in killed.stderr
 
 
-def test_resume_completes_the_file_with_nothing_lost_or_duplicated(killed_run: Run, resumed_run: Run) -> None:
-    rows = resumed_run.rows
+def test_resume_completes_the_file_with_nothing_lost_or_duplicated(killed: Run, resumed: Run) -> None:
+    rows = resumed.rows
     assert [r["run_id"] for r in rows] == RUN_IDS  # each row once, in order
     for name in SCORERS:
         for row in rows:
@@ -231,29 +193,27 @@ def test_resume_completes_the_file_with_nothing_lost_or_duplicated(killed_run: R
             # every answer parsed and fit its schema: the only unscored rows are the judge-free ones
             assert row[f"{name}_error_kind"] in JUDGE_FREE, (name, row["run_id"], error)
         assert sum(r[f"{name}_score"] is not None for r in rows) >= 6, name
-    table = [[cell.strip() for cell in line.strip("|").split("|")] for line in resumed_run.stdout.splitlines()
-             if line.startswith("| ")]  # the summary table: its header, then a row per scorer
-    summary = {row[0]: dict(zip(table[0], row, strict=True)) for row in table[1:]}
+    table = summary(resumed.stdout)
     for name in SCORERS:  # what was stored before the kill is read back, not judged again; the rest is
-        kept = [k for k, r in enumerate(killed_run.rows) if r[f"{name}_error_kind"] != "judge_failed"]
-        assert summary[name]["resumed"] == str(len(kept)), (name, summary[name])
+        kept = [k for k, r in enumerate(killed.rows) if r[f"{name}_error_kind"] != "judge_failed"]
+        assert table[name]["resumed"] == str(len(kept)), (name, table[name])
         for field in ("score", "prob_score", "reason"):
-            assert [rows[k][f"{name}_{field}"] for k in kept] == [killed_run.rows[k][f"{name}_{field}"] for k in kept]
-    print(f"\nkilled run: {killed_run.seconds:.1f} s; resumed run: {resumed_run.seconds:.1f} s")
+            assert [rows[k][f"{name}_{field}"] for k in kept] == [killed.rows[k][f"{name}_{field}"] for k in kept]
+    print(f"\nkilled run: {killed.seconds:.1f} s; resumed run: {resumed.seconds:.1f} s")
 
 
-def test_every_score_has_a_probability_score_in_range(resumed_run: Run) -> None:
+def test_every_score_has_a_probability_score_in_range(resumed: Run) -> None:
     """`n_probs`, renormalised over the labels: a probability score beside every score that
     reads one, in [0, 1]."""
     for name in SCORERS:
-        for row in resumed_run.rows:
+        for row in resumed.rows:
             if row[f"{name}_score"] is None or row["output"] == "":  # decided without the judge
                 continue
             prob = row[f"{name}_prob_score"]
             assert prob is not None and 0.0 <= prob <= 1.0, (name, row["run_id"], prob)
 
 
-def test_agreement_with_the_transformers_engine_is_reported(resumed_run: Run, folder: Path) -> None:
+def test_agreement_with_the_transformers_engine_is_reported(resumed: Run, folder: Path) -> None:
     """The transformers engine on the same GGUF (dequantized, float32) over the same rows: how
     many of the 24 scores equal the server's, printed (llama.cpp computes in Q4_1 x Q8)."""
     out = folder / "transformers.jsonl"
@@ -262,9 +222,9 @@ def test_agreement_with_the_transformers_engine_is_reported(resumed_run: Run, fo
                "--out", str(out)]
     theirs = {r["run_id"]: r for r in finish(start(command, folder, "transformers"), folder, "transformers",
                                               time.monotonic(), out).rows}
-    pairs = [(row[f"{name}_score"], theirs[row["run_id"]][f"{name}_score"]) for row in resumed_run.rows
+    pairs = [(row[f"{name}_score"], theirs[row["run_id"]][f"{name}_score"]) for row in resumed.rows
              for name in SCORERS]
-    probs = [(row[f"{name}_prob_score"], theirs[row["run_id"]][f"{name}_prob_score"]) for row in resumed_run.rows
+    probs = [(row[f"{name}_prob_score"], theirs[row["run_id"]][f"{name}_prob_score"]) for row in resumed.rows
              for name in SCORERS]
     same = sum(ours == other for ours, other in pairs)
     gaps = [abs(a - b) for a, b in probs if a is not None and b is not None]

@@ -2,8 +2,9 @@
 
 `command` is the start line: the options `VLLMJudge.load` gives its engine (the guidance grammar
 backend, the repetition guard as a logits processor, seed 0, prefix caching, 20 logprobs, the
-checkpoint's dtype) on 127.0.0.1. `VLLMServer` starts it in its own process group (the API
-server and its engine-core process), waits for ``/v1/models`` and stops or kills the whole group.
+checkpoint's dtype) on 127.0.0.1. `VLLMServer` (a `tests.server_process.ServerProcess`) starts it in
+its own process group (the API server and its engine-core process), waits for ``/v1/models`` and
+stops or kills the whole group.
 Used by the server tier (tests/server), benchmarks/bench_server.py and scripts/server_smoke.sh
 (``python -m tests.server.vllm_server MODEL_DIR PORT`` runs this start line in place of itself);
 docs/servers.md shows the same command, and tests/unit/test_docs.py checks that it does. Not part
@@ -14,13 +15,10 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import socket
-import subprocess
-import time
-import urllib.request
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
+
+from tests.server_process import ServerProcess
 
 ROOT = Path(__file__).resolve().parents[2]
 PYTHON = ROOT / ".venv-vllm" / "bin" / "python"
@@ -39,12 +37,6 @@ GUARD = "localjudge.engines.vllm.guard:RepeatGuard"  # = localjudge.engines.vllm
 ENV = {"HF_HUB_OFFLINE": "1", "VLLM_SERVER_DEV_MODE": "1", "VLLM_USE_AOT_COMPILE": "0"}
 
 
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 def environment(dev_mode: bool = True) -> dict[str, str]:
     """The variables the server starts with (`ENV`, dev mode on or off), over this process's."""
     # torch.compile must run: without TORCHDYNAMO_DISABLE (tests/conftest.py sets it)
@@ -53,10 +45,11 @@ def environment(dev_mode: bool = True) -> dict[str, str]:
 
 
 def command(model_dir: Path, port: int, *, eager: bool = False, backend: str = "guidance",
-            guard: bool = True) -> list[str]:
-    """The server's start line, configured as `VLLMJudge.load` configures its engine."""
+            guard: bool = True, served: str = SERVED) -> list[str]:
+    """The server's start line, configured as `VLLMJudge.load` configures its engine; the model
+    is served as `served`."""
     line = [str(PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model_dir),
-            "--served-model-name", SERVED, "--host", "127.0.0.1", "--port", str(port),
+            "--served-model-name", served, "--host", "127.0.0.1", "--port", str(port),
             "--max-model-len", str(CONTEXT), "--seed", "0", "--dtype", "auto", "--enable-prefix-caching",
             "--max-logprobs", "20", "--kv-cache-memory-bytes", KV_CACHE,
             "--structured-outputs-config", json.dumps({"backend": backend})]
@@ -67,86 +60,18 @@ def command(model_dir: Path, port: int, *, eager: bool = False, backend: str = "
     return line
 
 
-class VLLMServer:
-    """One vLLM server process group; `url` is its OpenAI-compatible base URL.
+class VLLMServer(ServerProcess):
+    """One vLLM server process group (the API server and its engine-core process); `url` is its
+    OpenAI-compatible base URL.
 
     `dev_mode` turns on vLLM's ``/server_info`` page (``VLLM_SERVER_DEV_MODE=1``), from which
     the server engine reads the grammar backend and the logits processors."""
 
     def __init__(self, model_dir: Path, log_path: Path, *, port: int | None = None, eager: bool = False,
                  dev_mode: bool = True, **options: Any) -> None:
-        self.port = port or free_port()
+        super().__init__("the vLLM server", log_path, port=port, poll=1.0)
         self.line = command(model_dir, self.port, eager=eager, **options)
-        self.log_path, self.dev_mode = log_path, dev_mode
-        self.process: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self) -> None:
-        env = environment(self.dev_mode)
-        self._log = open(self.log_path, "ab")  # noqa: SIM115 - closed in `stop`/`kill`
-        self.process = subprocess.Popen(self.line, stdout=self._log, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-                                        start_new_session=True)
-
-    def wait_ready(self, timeout: float) -> float:
-        """Seconds until ``/v1/models`` answers; raises with the log's end if the server exits
-        or `timeout` passes first."""
-        assert self.process is not None
-        start = time.monotonic()
-        while time.monotonic() - start < timeout:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"the vLLM server exited during start-up (code {self.process.returncode}):\n"
-                                   f"{self.log_tail()}")
-            try:
-                with urllib.request.urlopen(f"{self.url}/models", timeout=2):
-                    return time.monotonic() - start
-            except OSError:
-                time.sleep(1.0)
-        raise RuntimeError(f"the vLLM server did not answer within {timeout:.0f} s:\n{self.log_tail()}")
-
-    def log_tail(self, lines: int = 30) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
-
-    def kill(self) -> None:
-        """SIGKILL the server and its engine process at once (a crash: nothing is shut down)."""
-        self._signal(signal.SIGKILL, wait=30)
-
-    def stop(self) -> None:
-        """SIGTERM (vLLM shuts down), then SIGKILL whatever is left after 30 s."""
-        if self._signal(signal.SIGTERM, wait=30):
-            self._signal(signal.SIGKILL, wait=30)
-
-    def _signal(self, sig: int, wait: float) -> bool:
-        """Send `sig` to the group; True when some of it is still running after `wait` s."""
-        if self.process is None:
-            return False
-        try:
-            os.killpg(self.process.pid, sig)
-        except ProcessLookupError:
-            pass
-        try:
-            self.process.wait(timeout=wait)
-        except subprocess.TimeoutExpired:
-            return True
-        deadline = time.monotonic() + wait
-        while time.monotonic() < deadline:  # the engine-core child may outlive the API server briefly
-            try:
-                os.killpg(self.process.pid, 0)
-            except ProcessLookupError:
-                break
-            time.sleep(0.2)
-        else:
-            return True
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-        return False
+        self.env, self.dev_mode = environment(dev_mode), dev_mode
 
 
 if __name__ == "__main__":  # scripts/server_smoke.sh: this process becomes the server
