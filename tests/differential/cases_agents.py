@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.differential.parity import REFUSED, Case, Differs, Outcome
+from tests.differential.parity import REFUSED, Case, Differs, Outcome, unscripted
 
 REQUEST = "Give me three tips for growing tomatoes, as a bulleted list."
 RESPONSE = "- Water them deeply.\n- Give them full sun.\n- Stake the plants."
@@ -76,10 +76,11 @@ ALIGNMENT_CASES = [
               mode="user"),
     alignment("rounding-0.6849", ("fully", "mostly", "mostly"), [True, False, False, False],
               Differs("rounding", mastra=0.69, local=0.68), mode="user"),
-    alignment("system-mode-no-system", FULLY, [True], REFUSED, mode="system"),
-    alignment("user-mode-no-request", FULLY, [True], REFUSED, mode="user", request="", system=SYSTEM),
-    alignment("both-mode-neither", FULLY, [True], REFUSED, request=""),
-    alignment("empty-response", FULLY, [True], REFUSED, response=""),
+    unscripted(alignment("system-mode-no-system", FULLY, [True], REFUSED, mode="system"), mastra=True),
+    unscripted(alignment("user-mode-no-request", FULLY, [True], REFUSED, mode="user", request="", system=SYSTEM),
+               mastra=True),
+    unscripted(alignment("both-mode-neither", FULLY, [True], REFUSED, request=""), mastra=True),
+    unscripted(alignment("empty-response", FULLY, [True], REFUSED, response=""), mastra=True),
     alignment("scale-0", ("mostly", "mostly", "mostly"), [True, False],
               Differs("scale-0", mastra=0.64, local=REFUSED), scale=0),
 ]
@@ -106,10 +107,11 @@ MULTI_TURN_CASES = [
     multi_turn("scale-0.5", True, 0.5, scale=0.5),
     multi_turn("plain-strings", True, 1.0, run={"input": "Weather in London and Paris?",
                                                "output": "London: rain. Paris: sun."}),
-    multi_turn("tool-calls-only", False, 0.0, local_calls=0, run={"input": agent_input("Weather?"), "output": [
-        message("assistant", "", parts=[tool_part("get_weather", {"city": "Paris"}, {"sky": "sun"})])]}),
-    multi_turn("no-assistant-message", False, Differs("no-assistant-message", mastra=0.0, local=REFUSED),
-               run={"input": agent_input("Hello?"), "output": []}),
+    unscripted(multi_turn("tool-calls-only", False, 0.0, local_calls=0, run={
+        "input": agent_input("Weather?"),
+        "output": [message("assistant", "", parts=[tool_part("get_weather", {"city": "Paris"}, {"sky": "sun"})])]})),
+    unscripted(multi_turn("no-assistant-message", False, Differs("no-assistant-message", mastra=0.0, local=REFUSED),
+                          run={"input": agent_input("Hello?"), "output": []})),
     multi_turn("scale-0.125", True, Differs("unrounded", mastra=0.125, local=0.13), scale=0.125),
     multi_turn("scale-0", True, Differs("scale-0", mastra=0.0, local=REFUSED), scale=0),
 ]
@@ -138,8 +140,9 @@ RUBRIC_CASES = [
     rubric("scale-10-missed", [False, True], 0.0, scale=10),
     rubric("all-optional-one-missed", [True, False], Differs("rubric-all-optional", mastra=0.0, local=1.0),
            criteria=[("Gives three tips.", False), ("Mentions compost.", False)]),
-    rubric("no-criteria", [], 1.0, criteria=[], local_calls=0),
-    rubric("no-criteria-scale-5", [], Differs("rubric-empty-unscaled", mastra=1.0, local=5.0), criteria=[], scale=5),
+    unscripted(rubric("no-criteria", [], 1.0, criteria=[], local_calls=0)),
+    unscripted(rubric("no-criteria-scale-5", [], Differs("rubric-empty-unscaled", mastra=1.0, local=5.0), criteria=[],
+                      scale=5)),
     rubric("scale-0", [True, True], Differs("scale-0", mastra=0.0, local=REFUSED), scale=0),
 ]
 
@@ -176,9 +179,11 @@ TOOL_CASES = [
     tool_accuracy("two-of-three", ["search_web", "get_weather", "get_weather"], [True, True, False], [], 0.67),
     tool_accuracy("no-calls-none-missing", [], [], [], 1.0),
     tool_accuracy("no-calls-tool-missing", [], [], ["get_weather"], 0.0),
-    tool_accuracy("no-request", ["get_weather"], [True], [], REFUSED, run={**tool_run(["get_weather"]),
-                                                                           "input": agent_input("")}),
-    tool_accuracy("empty-output", [], [], [], REFUSED, run={"input": agent_input("Weather?"), "output": []}),
+    unscripted(tool_accuracy("no-request", ["get_weather"], [True], [], REFUSED, run={**tool_run(["get_weather"]),
+                                                                                      "input": agent_input("")}),
+               mastra=True),
+    unscripted(tool_accuracy("empty-output", [], [], [], REFUSED, run={"input": agent_input("Weather?"), "output": []}),
+               mastra=True),
     tool_accuracy("repeated-call-id", ["search_web", "get_weather", "get_weather"], [True, True, False], [],
                   Differs("repeated-tool-call-id", mastra=0.67, local=0.5), local_verdicts=[True, False],
                   run={"input": agent_input("What's the weather in Paris?"), "output": [message(
@@ -230,8 +235,8 @@ TRAJECTORY_CASES = [
                Differs("rounding", mastra=0.48, local=0.47)),
     trajectory("no-steps-none-missing", [], [], [], 1.0),
     trajectory("no-steps-missing", [], [], ["search_flights"], 0.0),
-    trajectory("no-steps-expected", [], [], ["search_flights", "book_flight"], 0.0, expected=EXPECTED,
-               local_calls=0),
+    unscripted(trajectory("no-steps-expected", [], [], ["search_flights", "book_flight"], 0.0, expected=EXPECTED,
+                          local_calls=0)),
     trajectory("scale-5", ["search_flights", "book_flight"], [(True, True), (True, False)], [],
                Differs("no-scale-option", mastra=0.75, local=3.75), scale=5),
 ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.differential.parity import REFUSED, Case, Differs, Outcome
+from tests.differential.parity import REFUSED, Case, Differs, Outcome, unscripted
 
 CONTEXT = ["The Eiffel Tower in Paris was completed in 1889.", "It is 330 metres tall."]
 QUESTION = "Tell me about the Eiffel Tower."
@@ -104,8 +104,8 @@ CLAIM_CASES = [
     hallucination("scale-5", ["no", "yes", "no"], 1.67, scale=5),
     hallucination("scale-10", ["yes", "yes", "no"], 6.67, scale=10),
     hallucination("scale-1-of-3", ["yes", "no", "no"], 0.33, scale=1),
-    hallucination("no-claims", [], 0.0, local_calls=1),
-    hallucination("empty-output", [], 0.0, output="", judge_claims=False, local_calls=0),
+    unscripted(hallucination("no-claims", [], 0.0, local_calls=1), "HallucinationVerdicts"),
+    unscripted(hallucination("empty-output", [], 0.0, output="", judge_claims=False, local_calls=0)),
     hallucination("terse-answer", ["no"], 0.0, output=TERSE, claims=[TERSE_CLAIM], judge_claims=False, local_calls=2),
     hallucination("terse-hallucinated", ["yes"], 1.0, output=TERSE, claims=[TERSE_CLAIM], judge_claims=False),
     hallucination("claim-cap", ["no", "no", "no", "yes"], Differs("claim-cap", mastra=0.25, local=0.0),
@@ -127,9 +127,10 @@ CLAIM_CASES = [
     faithfulness("tool-results-in-parts", ["yes", "no"], Differs("faithfulness-tool-parts", mastra=0.0, local=0.5),
                  context=None, run={"input": QUESTION, "output": PARTS_OUTPUT}, reading=_reads_tool_result,
                  mastra_labels=["unsure", "unsure"]),
-    faithfulness("no-claims", [], Differs("faithfulness-no-claims", mastra=0.0, local=1.0), local_calls=1),
-    faithfulness("empty-output", [], Differs("faithfulness-no-claims", mastra=0.0, local=1.0), output="",
-                 judge_claims=False, local_calls=0),
+    unscripted(faithfulness("no-claims", [], Differs("faithfulness-no-claims", mastra=0.0, local=1.0), local_calls=1),
+               "FaithfulnessVerdicts"),
+    unscripted(faithfulness("empty-output", [], Differs("faithfulness-no-claims", mastra=0.0, local=1.0), output="",
+                            judge_claims=False, local_calls=0)),
     faithfulness("no-context", ["unsure", "unsure"], Differs("no-context", mastra=0.0, local=REFUSED), context=None),
     faithfulness("scale-0", ["yes", "no"], Differs("scale-0", mastra=0.5, local=REFUSED), scale=0),
 ]
@@ -160,8 +161,8 @@ RECALL_CASES = [
     context_recall("scale-5", TRUTH, ["yes", "no", "no"], 1.67, scale=5),
     context_recall("scale-10", TRUTH, ["yes", "yes", "no"], 6.67, scale=10),
     context_recall("terse-truth", "In 1889.", ["yes"], 1.0, claims=[f'The answer to "{QUESTION}" is: In 1889.']),
-    context_recall("no-ground-truth", None, [], 0.0, local_calls=0),
-    context_recall("empty-context", TRUTH, ["no"] * 3, REFUSED, context=[]),
+    unscripted(context_recall("no-ground-truth", None, [], 0.0, local_calls=0)),
+    unscripted(context_recall("empty-context", TRUTH, ["no"] * 3, REFUSED, context=[]), mastra=True),
     context_recall("scale-0", TRUTH, ["yes", "no", "no"], Differs("scale-0", mastra=0.33, local=REFUSED), scale=0),
 ]
 

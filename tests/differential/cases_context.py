@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from tests.differential.parity import REFUSED, Case, Differs, Outcome
+from tests.differential.parity import REFUSED, Case, Differs, Outcome, unscripted
 
 QUESTION = "How long is the Nile?"
 ANSWER = "The Nile is about 6,650 km long."
@@ -41,7 +41,7 @@ PRECISION_CASES = [
     precision("scale-10", ["no", "yes"], 5.0, scale=10),
     precision("rounding-0.525", ["no", "no", "yes", "yes", "yes", "yes"], Differs("rounding", mastra=0.53, local=0.52),
               context=[*PIECES, "The Nile has two main tributaries."]),
-    precision("no-context", ["yes"], REFUSED, context=[]),
+    unscripted(precision("no-context", ["yes"], REFUSED, context=[]), mastra=True),
     precision("scale-0", ["no", "yes"], Differs("scale-0", mastra=0.5, local=REFUSED), scale=0),
 ]
 
@@ -92,11 +92,12 @@ RELEVANCE_CASES = [
     relevance("scale-10", [("high", True), ("none", False)], 1, 3.5, scale=10),
     relevance("rounding-0.675", [("high", True)] * 3 + [("low", True)], 1,
               Differs("rounding", mastra=0.68, local=0.67)),
-    relevance("empty-context-from-hook", [], 0, 5.0, scale=5, context=[], get_context=lambda run: [],
-              run=AGENT_RUN, extractor={"$returns": []}, local_calls=0),
-    relevance("empty-context-unrounded", [], 0, Differs("unrounded", mastra=0.125, local=0.13), scale=0.125,
-              context=[], get_context=lambda run: [], run=AGENT_RUN, extractor={"$returns": []}),
-    relevance("no-context", [("high", True)], 0, REFUSED, context=[]),
+    unscripted(relevance("empty-context-from-hook", [], 0, 5.0, scale=5, context=[], get_context=lambda run: [],
+                         run=AGENT_RUN, extractor={"$returns": []}, local_calls=0)),
+    unscripted(relevance("empty-context-unrounded", [], 0, Differs("unrounded", mastra=0.125, local=0.13),
+                         scale=0.125, context=[], get_context=lambda run: [], run=AGENT_RUN,
+                         extractor={"$returns": []})),
+    unscripted(relevance("no-context", [("high", True)], 0, REFUSED, context=[]), mastra=True),
     relevance("scale-0", [("high", True), ("low", False)], 0, Differs("scale-0", mastra=0.65, local=REFUSED), scale=0),
 ]
 
@@ -109,9 +110,11 @@ BASELINE = "The capital of Australia is Canberra."
 
 def noise(name: str, impacts: list[str], overall: str, issues: int, expect: Outcome | Differs, *,
           output: str = "Canberra is the capital of Australia, not Sydney.", scale: float = 1.0,
-          weights: dict[str, float] | None = None, baseline: str | None = BASELINE) -> Case:
+          weights: dict[str, float] | None = None, baseline: str | None = BASELINE,
+          threshold: float | None = None) -> Case:
     """A noise sensitivity case: the impact on each of the five dimensions, the overall impact
-    (Mastra's robustnessScore is its weight) and the number of major issues."""
+    (Mastra's robustnessScore is its weight) and the number of major issues; `threshold`: the
+    discrepancy threshold (0.2 when not given)."""
     notes = [f"issue {i}" for i in range(issues)]
     local = {**{d: {"impact": i} for d, i in zip(DIMENSIONS, impacts, strict=True)}, "overall_impact": overall,
              "major_issues": notes}
@@ -126,7 +129,10 @@ def noise(name: str, impacts: list[str], overall: str, issues: int, expect: Outc
         given["baselineResponse"] = baseline
     if weights:
         options["impact_weights"] = weights
-        given["scoring"] = {"impactWeights": weights}
+        given.setdefault("scoring", {})["impactWeights"] = weights
+    if threshold is not None:
+        options["discrepancy_threshold"] = threshold
+        given.setdefault("scoring", {})["discrepancyThreshold"] = threshold
     return Case("noise_sensitivity", name, {"input": CLEAN, "output": output}, {"NoiseAnalysis": [local]}, [mastra],
                 expect, scale=scale, options=options, mastra_args={"options": given})
 
@@ -136,11 +142,23 @@ NOISE_CASES = [
     noise("minimal", ["minimal"] * 5, "minimal", 0, 0.85),
     noise("close-agreement", ["none", "moderate", "significant", "none", "none"], "minimal", 1, 0.75),
     noise("discrepancy-takes-lower", ["significant"] * 5, "none", 0, 0.3),
+    # The discrepancy threshold's edges: the overall impact's weight is kept unless the mean
+    # dimension weight is lower by more than 0.2 (0.3 and 0.21 apart: the mean; 0.19 and exactly
+    # 0.2 apart: the weight; the mean higher: the weight).
+    noise("gap-0.3-takes-lower", ["none", "none", "moderate", "moderate", "significant"], "none", 0, 0.7),
+    noise("gap-0.21-takes-lower", ["minimal", "minimal", "moderate", "moderate", "significant"], "minimal", 0, 0.64),
+    noise("gap-0.19-keeps-overall", ["none", "none", "moderate", "moderate", "minimal"], "none", 0, 1.0),
+    noise("gap-exactly-0.2-keeps-overall", ["significant"] * 5, "moderate", 0, 0.5, weights={"moderate": 0.5}),
+    noise("mean-higher-keeps-overall", ["none"] * 5, "significant", 0, 0.3),
+    noise("own-threshold-keeps-overall", ["none", "none", "moderate", "moderate", "significant"], "none", 0, 1.0,
+          threshold=0.4),
+    noise("own-threshold-takes-lower", ["significant"] * 5, "minimal", 1, 0.2, threshold=0.5),
+    noise("issues-at-cap", ["none"] * 5, "none", 3, 0.7),
     noise("issues-capped", ["none"] * 5, "none", 4, 0.7),
     noise("severe", ["severe"] * 5, "severe", 2, 0.0),
     noise("own-weights", ["moderate"] * 5, "moderate", 0, 0.5, weights={"moderate": 0.5}),
-    noise("empty-response", ["none"] * 5, "none", 0, REFUSED, output=""),
-    noise("no-baseline", ["none"] * 5, "none", 0, REFUSED, baseline=None),
+    unscripted(noise("empty-response", ["none"] * 5, "none", 0, REFUSED, output=""), mastra=True),
+    unscripted(noise("no-baseline", ["none"] * 5, "none", 0, REFUSED, baseline=None), mastra=True),
     noise("scale-5", ["minimal"] * 5, "minimal", 0, Differs("no-scale-option", mastra=0.85, local=4.25), scale=5),
 ]
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.differential.parity import REFUSED, Case, Differs, Outcome
+from tests.differential.parity import REFUSED, Case, Differs, Outcome, unscripted
 
 QUESTION = "What do you think of my essay?"
 SENTENCES = ["Your essay is well organised.", "Only an idiot would write this conclusion.",
@@ -56,8 +56,10 @@ TOXICITY_CASES = [
     toxicity("low-severity", ["low", "none", "none", "none"], Differs("toxicity-severity", mastra=0.25, local=0.08)),
     toxicity("mixed-severity", ["high", "medium", "low", "none", "none"],
              Differs("toxicity-severity", mastra=0.6, local=0.4)),
-    toxicity("empty-output", [], Differs("empty-output-toxicity", mastra=1.0, local=0.0), output="", local_calls=0),
-    toxicity("no-assistant-message", [], Differs("no-assistant-message", mastra=1.0, local=REFUSED), output=[]),
+    unscripted(toxicity("empty-output", [], Differs("empty-output-toxicity", mastra=1.0, local=0.0), output="",
+                        local_calls=0)),
+    unscripted(toxicity("no-assistant-message", [], Differs("no-assistant-message", mastra=1.0, local=REFUSED),
+                        output=[])),
     toxicity("scale-0", ["high", "none"], Differs("scale-0", mastra=0.5, local=REFUSED), scale=0),
 ]
 
@@ -83,7 +85,7 @@ BIAS_CASES = [
     bias("facts-only", ["fact", "fact"], 0.0),
     bias("scale-5", ["yes", "no", "no"], 1.67, scale=5),
     bias("scale-10", ["yes", "yes", "no"], 6.67, scale=10),
-    bias("empty-output", [], 0.0, output="", local_calls=0),
+    unscripted(bias("empty-output", [], 0.0, output="", local_calls=0)),
     bias("scale-0", ["yes", "no"], Differs("scale-0", mastra=0.5, local=REFUSED), scale=0),
 ]
 
@@ -116,7 +118,7 @@ RELEVANCY_CASES = [
     relevancy("weight-0.5", ["yes", "unsure", "no", "no"], 0.38, weight=0.5),
     relevancy("scale-5", ["yes", "unsure", "no"], 2.17, scale=5),
     relevancy("scale-10", ["yes", "no", "no"], 3.33, scale=10),
-    relevancy("empty-output", [], 0.0, output="", local_calls=0),
+    unscripted(relevancy("empty-output", [], 0.0, output="", local_calls=0)),
     relevancy("rounding-0.225", ["unsure", "unsure", "unsure", "no"], Differs("rounding", mastra=0.23, local=0.22)),
     relevancy("rounding-0.325", ["yes", "yes", "unsure", "unsure", "no", "no", "no", "no"],
               Differs("rounding", mastra=0.33, local=0.32)),
@@ -174,11 +176,13 @@ SIMILARITY_CASES = [
     similarity("own-weights", SAID[:2], TRUTH[:2], ["agrees", "extra"], ["semantic", "partial"], 0.46,
                options={"semantic_threshold": 0.9, "extra_info_penalty": 0.1},
                mastra_options={"semanticThreshold": 0.9, "extraInfoPenalty": 0.1}),
-    similarity("same-text", TRUTH[:2], TRUTH[:2], ["agrees", "agrees"], ["exact", "exact"], 1.0, local_calls=0),
-    similarity("empty-output", [], TRUTH[:2], [], ["missing", "missing"], 0.0, local_calls=0),
-    similarity("no-ground-truth", SAID[:1], [], ["extra"], [], REFUSED),
-    similarity("no-ground-truth-allowed", SAID[:1], [], ["extra"], [], 0.0, options={"require_ground_truth": False},
-               mastra_options={"requireGroundTruth": False}, local_calls=0),
+    unscripted(similarity("same-text", TRUTH[:2], TRUTH[:2], ["agrees", "agrees"], ["exact", "exact"], 1.0,
+                          local_calls=0)),
+    unscripted(similarity("empty-output", [], TRUTH[:2], [], ["missing", "missing"], 0.0, local_calls=0)),
+    unscripted(similarity("no-ground-truth", SAID[:1], [], ["extra"], [], REFUSED), mastra=True),
+    unscripted(similarity("no-ground-truth-allowed", SAID[:1], [], ["extra"], [], 0.0,
+                          options={"require_ground_truth": False}, mastra_options={"requireGroundTruth": False},
+                          local_calls=0)),
     similarity("scale-0", SAID[:2], TRUTH[:2], ["agrees", "agrees"], ["exact", "exact"],
                Differs("scale-0", mastra=0.0, local=REFUSED), scale=0),
 ]
@@ -220,8 +224,8 @@ SUMMARIZATION_CASES = [
     summarization("scale-10", [True, True, True], Q[:3], [True, True, False], 6.67, scale=10),
     summarization("max-questions-2", [True], Q[:4], [True, False], 0.5, local_questions=Q[:2],
                   options={"max_questions": 2}, mastra_options={"maxQuestions": 2}),
-    summarization("empty-summary", [], Q[:3], [], 0.0, summary="", local_calls=0),
-    summarization("empty-source", [True], [], [], 0.0, source="", local_calls=0),
+    unscripted(summarization("empty-summary", [], Q[:3], [], 0.0, summary="", local_calls=0)),
+    unscripted(summarization("empty-source", [True], [], [], 0.0, source="", local_calls=0)),
     summarization("repeated-question", [True], [Q[0], Q[0], Q[1]], [True, True, False],
                   Differs("summary-repeated-question", mastra=0.67, local=0.5), local_questions=[Q[0], Q[0], Q[1]],
                   local_answered=[True, False]),

@@ -4,13 +4,21 @@ shape), the closed table of known differences, and how each side is run.
 A `Case` holds one run and the judge's answers twice: as localjudge's FakeJudge script (by
 schema family) and as the answers Mastra's judge gives, in order, to its JSON steps (its
 free-text reason step is answered by the harness). Both say the same thing: the same claims
-and verdicts, in each side's words and shapes. Where localjudge decides a step by rule (its
-sentences, a terse answer as one claim, an empty output) the Mastra answers are what a judge
-following Mastra's prompt gives for that run, so those cases compare end to end.
+and verdicts, in each side's words and shapes. Where localjudge decides a step by rule (a terse
+answer as one claim, an empty output) the Mastra answers are what the case author expects a
+judge following Mastra's prompt to give for that run. Where localjudge splits text into units by
+rule (statements, sentences) the Mastra answers list the same units: those cases compare the
+score functions on the same units, not the splitting (no real model runs Mastra's prompt here).
 
 `expect` is the outcome both sides must have (a score, or `REFUSED`: a run refused or left
 unscored, an error thrown), or a `Differs` naming an entry of `DIFFERENCES` with each side's
-pinned outcome. docs/mastra-parity.md lists the same entries: the table is closed.
+pinned outcome. docs/mastra-parity.md lists the same entries: the table is closed. Why a side
+refuses is pinned too, by case, in tests/differential/refusals.py.
+
+Each side's judge answers only what the case scripts: a call the script does not cover fails
+the case (Mastra's harness throws, localjudge's `scripted_judge` raises; no default answer
+fills it), and an answer left unasked fails it too. Only the free-text reason step is answered
+by the tier itself, on both sides alike.
 """
 
 from __future__ import annotations
@@ -20,13 +28,13 @@ import math
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from localjudge.judge import FakeJudge, ScriptEntry, UnscriptedCallError
 from localjudge.samples import InvalidRunError
 from localjudge.scorers import build_scorer
-from tests.fakes import make_fake_judge
 
 ROOT = Path(__file__).resolve().parents[2]
 NODE_DIR = ROOT / "tests" / "differential" / "node"
@@ -107,27 +115,63 @@ class Case:
                 "answers": list(self.mastra_answers)}
 
 
+REASON = {"reason": "Scripted reason."}  # the reason step's answer, as the harness answers Mastra's
+
+
+def scripted_judge(answers: Mapping[str, Any]) -> FakeJudge:
+    """localjudge's judge for a case: the case's answers by schema family (a list handed out in
+    order, a function of the prompt, or one output) and the reason step's, nothing else. A call
+    the case does not script raises `UnscriptedCallError`: no default answer fills it."""
+    def entry(answer: Any) -> ScriptEntry:
+        return answer if callable(answer) or isinstance(answer, (list, tuple)) else (lambda prompt: answer)
+
+    return FakeJudge({"Reason": entry(REASON), **{name: entry(answer) for name, answer in answers.items()}})
+
+
+def unasked(judge: FakeJudge, answers: Mapping[str, Any]) -> dict[str, int]:
+    """The case's scripted answers the judge was never asked for, by family: how many of a list
+    are left, or 1 for a function or single output never called."""
+    left = {}
+    for name, answer in answers.items():
+        asked = sum(call.schema_names.count(name) for call in judge.calls)
+        unused = len(answer) - asked if isinstance(answer, (list, tuple)) else int(asked == 0)
+        if unused:
+            left[name] = unused
+    return left
+
+
 @dataclass(frozen=True)
 class LocalOutcome:
     outcome: Outcome
     calls: int
-    detail: str  # the error, or the result's step results, for a failing test's message
+    detail: str  # why it refused, or the result's step results, for a failing test's message
+    unasked: Mapping[str, int] = field(default_factory=dict)  # the case's answers never asked for
 
 
 def run_local(case: Case, compat: str = "localjudge") -> LocalOutcome:
-    """localjudge's scorer on the case's run, with the case's answers scripted (a NaN score is
-    ``"NaN"``, as `mastra_outcome` gives Mastra's)."""
-    judge = make_fake_judge(case.answers)
+    """localjudge's scorer on the case's run, with the case's answers scripted and nothing else
+    (a NaN score is ``"NaN"``, as `mastra_outcome` gives Mastra's).
+
+    Raises:
+        AssertionError: localjudge asked its judge for an answer the case does not script.
+    """
+    judge = scripted_judge(case.answers)
     try:
         scorer = build_scorer(case.scorer, judge, scale=case.scale, options=case.options, compat=compat)
         result = scorer.run(case.run)
+    except UnscriptedCallError as error:
+        raise AssertionError(f"{case.id} (compat={compat}): localjudge's judge call {len(judge.calls)} asked for "
+                             f"an answer the case does not script: {error}") from None
     except (InvalidRunError, ValueError) as error:
-        return LocalOutcome(REFUSED, len(judge.calls), f"{type(error).__name__}: {error}")
+        why = f"{type(error).__name__}: {error}"
+        return LocalOutcome(REFUSED, len(judge.calls), why, unasked(judge, case.answers))
     if result.score is None:
-        return LocalOutcome(REFUSED, len(judge.calls), f"unscored: {result.error}")
+        why = f"unscored ({result.error_kind}): {result.error}"
+        return LocalOutcome(REFUSED, len(judge.calls), why, unasked(judge, case.answers))
     detail = json.dumps({"preprocess": result.preprocess_step_result, "analyze": result.analyze_step_result},
                         default=str)
-    return LocalOutcome("NaN" if math.isnan(result.score) else result.score, len(judge.calls), detail)
+    return LocalOutcome("NaN" if math.isnan(result.score) else result.score, len(judge.calls), detail,
+                        unasked(judge, case.answers))
 
 
 NON_FINITE = ("NaN", "Infinity", "-Infinity")  # how the harness writes those scores (JSON has none)
@@ -143,6 +187,14 @@ def mastra_outcome(result: Mapping[str, Any]) -> Outcome:
     return float(result["score"])
 
 
+def mastra_refusal(result: Mapping[str, Any]) -> str:
+    """Why Mastra refused a case: the error its scorer threw, or its not-scorable reason."""
+    if "error" in result:
+        return f"{result.get('stage', 'run')}: {result['error']}"
+    found = result.get("notScorable")
+    return f"not scorable: {found.get('reason', found) if isinstance(found, dict) else found}"
+
+
 def node_ready() -> bool:
     return NODE.exists() and (NODE_DIR / "node_modules" / "@mastra" / "evals").is_dir()
 
@@ -155,3 +207,11 @@ def run_harness(cases: Sequence[Mapping[str, Any]], timeout: float = 600) -> dic
     if done.returncode != 0:
         raise RuntimeError(f"the Mastra harness failed ({done.returncode}):\n{done.stderr[-4000:]}")
     return {r["id"]: r for r in json.loads(done.stdout)}
+
+
+def unscripted(case: Case, *families: str, mastra: bool = False) -> Case:
+    """The case with no answer scripted for localjudge's `families` (for every family when none
+    is named), and with `mastra` none for Mastra's judge: that side decides the run by rule, or
+    refuses it, before asking its judge (the tier fails an answer left unasked)."""
+    kept = {name: answer for name, answer in case.answers.items() if families and name not in families}
+    return replace(case, answers=kept, mastra_answers=[] if mastra else case.mastra_answers)

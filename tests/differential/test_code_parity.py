@@ -17,7 +17,8 @@ from localjudge.scoring import round_half_up
 from tests.differential.agreement import AGREEMENT, SCORERS, runs
 from tests.differential.cases_code import CODE_CASES, CODE_FACTORIES, SAME, CodeCase
 from tests.differential.differences import DIFFERENCES
-from tests.differential.parity import REFUSED, ROOT, Differs, mastra_outcome
+from tests.differential.parity import REFUSED, ROOT, Differs, mastra_outcome, mastra_refusal
+from tests.differential.refusals import refusal_problem
 
 
 def local_result(case: CodeCase, compat: str = "localjudge") -> tuple[Any, Any]:
@@ -29,18 +30,30 @@ def local_result(case: CodeCase, compat: str = "localjudge") -> tuple[Any, Any]:
     return (REFUSED if result.score is None else result.score), result
 
 
+def check_refusals(case: CodeCase, found: dict[str, Any], ours: Any, result: Any, *, strict: bool) -> None:
+    """Each side that refuses says the case's pinned reason (tests/differential/refusals.py)."""
+    said = None
+    if ours == REFUSED:
+        said = (f"{type(result).__name__}: {result}" if isinstance(result, Exception)
+                else f"unscored ({result.error_kind}): {result.error}")
+    problems = [refusal_problem(case.id, "mastra", mastra_refusal(found) if mastra_outcome(found) == REFUSED else None,
+                                strict=strict), refusal_problem(case.id, "local", said, strict=strict)]
+    assert not any(problems), "\n".join(p for p in problems if p)
+
+
 @pytest.mark.parametrize("case", CODE_CASES, ids=lambda c: c.id)
 def test_code_case(case: CodeCase, mastra: dict[str, dict[str, Any]]) -> None:
     found = mastra[case.id]
     theirs = mastra_outcome(found)
     ours, result = local_result(case)
     context = f"Mastra: {found}\nlocaljudge: {result}"
+    check_refusals(case, found, ours, result, strict=True)
     if isinstance(case.expect, Differs):
         pinned = case.expect.mastra
         close = isinstance(theirs, float) and isinstance(pinned, float) and math.isclose(theirs, pinned)
         assert (theirs == pinned or close) and ours == case.expect.local, context
         return
-    if case.expect not in (SAME, REFUSED):
+    if case.expect != SAME:
         assert theirs == case.expect, context
     assert ours == (theirs if theirs == REFUSED else round_half_up(theirs)), context
     for mine, named in case.same.items():  # the measures behind the score, to the bit
@@ -57,6 +70,7 @@ def test_code_case_as_mastra(case: CodeCase, mastra: dict[str, dict[str, Any]]) 
     theirs = mastra_outcome(found)
     ours, result = local_result(case, compat="mastra")
     context = f"Mastra: {found}\nlocaljudge (compat=mastra): {result}"
+    check_refusals(case, found, ours, result, strict=False)
     if isinstance(case.expect, Differs) and not DIFFERENCES[case.expect.what].switched:
         local = case.expect.local
         assert ours == local or (isinstance(local, float) and math.isclose(ours, local, abs_tol=0.005)), context

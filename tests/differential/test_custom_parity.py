@@ -16,8 +16,7 @@ import pytest
 from localjudge import ScoreResult
 from tests.differential.cases_custom import CUSTOM_CASES, NOT_SCORABLE, UNSCORED, CustomCase
 from tests.differential.differences import DIFFERENCES
-from tests.differential.parity import Differs, mastra_outcome
-from tests.fakes import make_fake_judge
+from tests.differential.parity import Differs, mastra_outcome, scripted_judge, unasked
 
 
 def local_outcome(result: ScoreResult) -> float | str:
@@ -30,10 +29,11 @@ def local_outcome(result: ScoreResult) -> float | str:
 @pytest.mark.parametrize("case", CUSTOM_CASES, ids=lambda c: c.name)
 def test_custom_scorer(case: CustomCase, compat: str, mastra: dict[str, dict[str, Any]]) -> None:
     found = mastra[case.name]
-    judge = make_fake_judge(case.local)
+    judge = scripted_judge(case.local)  # the case's answers only: an unscripted call raises
     result = case.port(judge, compat).run(case.run)
     context = f"Mastra: {found}\nlocaljudge (compat={compat}): {result}"
     assert "error" not in found, context
+    assert found["unused"] == 0 and not unasked(judge, case.local), context  # every scripted answer was asked for
     if case.expect == NOT_SCORABLE:
         assert found["notScorable"] == {"step": "preprocess", "reason": "refundCustomer was not called"}, context
         assert result.not_scorable and result.error == "preprocess step: not scorable: refundCustomer was not called"
@@ -51,7 +51,6 @@ def test_custom_scorer(case: CustomCase, compat: str, mastra: dict[str, dict[str
         return
     assert theirs == ours == case.expect, context
     assert not math.isnan(ours) and found["score"] == result.score, context  # to the bit
-    assert found["unused"] == 0, context  # every scripted answer was asked for: the same steps ran
     assert found.get("analyzeStepResult") == result.analyze_step_result, context
     sent = {call.schema_names[0]: call.prompts[0][-1]["content"] for call in judge.calls}
     prompts = found["prompts"]

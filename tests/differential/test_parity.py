@@ -1,5 +1,8 @@
 """Each case: Mastra's scorer and localjudge's give the same outcome on the same judge answers,
-or the pinned outcomes of a documented difference; the differences are one closed table."""
+or the pinned outcomes of a documented difference; the differences are one closed table. A
+side that refuses says the case's pinned reason (tests/differential/refusals.py); a side that
+scores asked for every answer the case scripts for it, and no side was answered anything the
+case does not script."""
 
 from __future__ import annotations
 
@@ -14,7 +17,32 @@ from tests.differential.cases_code import CODE_CASES
 from tests.differential.cases_custom import CUSTOM_CASES
 from tests.differential.cases_run_evals import RUN_EVALS_CASES
 from tests.differential.differences import DIFFERENCES
-from tests.differential.parity import FACTORIES, REFUSED, ROOT, Case, Differs, mastra_outcome, run_local
+from tests.differential.parity import (
+    FACTORIES,
+    REFUSED,
+    ROOT,
+    Case,
+    Differs,
+    LocalOutcome,
+    mastra_outcome,
+    mastra_refusal,
+    run_local,
+)
+from tests.differential.refusals import REFUSALS, refusal_problem
+
+
+def check_sides(case: Case, found: dict[str, Any], local: LocalOutcome, *, strict: bool) -> None:
+    """Each side's refusal says the case's pinned reason; every answer scripted for Mastra was
+    asked for; localjudge, where it scored, asked for every answer scripted for it (a run it
+    refuses may leave the answers the other compat setting's run asks for)."""
+    theirs = mastra_outcome(found)
+    problems = [refusal_problem(case.id, "mastra", mastra_refusal(found) if theirs == REFUSED else None,
+                                strict=strict),
+                refusal_problem(case.id, "local", local.detail if local.outcome == REFUSED else None, strict=strict)]
+    assert not any(problems), "\n".join(p for p in problems if p)
+    assert found.get("unused", 0) == 0, f"{case.id}: Mastra's judge left scripted answers unasked: {found}"
+    if local.outcome != REFUSED:
+        assert not local.unasked, f"{case.id}: localjudge scored without asking for {dict(local.unasked)}: {local}"
 
 
 @pytest.mark.parametrize("case", ALL_CASES, ids=lambda c: c.id)
@@ -27,8 +55,7 @@ def test_case(case: Case, mastra: dict[str, dict[str, Any]]) -> None:
         assert (theirs, local.outcome) == (case.expect.mastra, case.expect.local), context
     else:
         assert theirs == local.outcome == case.expect, context
-    if theirs != REFUSED:  # every scripted answer was asked for: the two pipelines ran the same steps
-        assert found.get("unused", 0) == 0, f"Mastra's judge left answers unused: {found}"
+    check_sides(case, found, local, strict=True)
     if case.local_calls is not None:
         assert local.calls == case.local_calls, context
 
@@ -43,6 +70,22 @@ def test_case_as_mastra(case: Case, mastra: dict[str, dict[str, Any]]) -> None:
     kept = isinstance(case.expect, Differs) and not DIFFERENCES[case.expect.what].switched
     expected = case.expect.local if kept else theirs  # type: ignore[union-attr]
     assert local.outcome == expected, f"Mastra: {found}\nlocaljudge (compat=mastra): {local}"
+    check_sides(case, found, local, strict=False)
+
+
+@pytest.mark.parametrize("case", ALL_CASES, ids=lambda c: c.id)
+def test_every_scripted_answer_is_asked(case: Case) -> None:
+    """No answer is scripted for localjudge that neither setting's run asks for (a run refused
+    under both, or decided by rule, scripts none)."""
+    default, as_mastra = run_local(case), run_local(case, compat="mastra")
+    never = set(default.unasked) & set(as_mastra.unasked)
+    assert not never, f"{case.id}: scripted for localjudge but asked under neither setting: {sorted(never)}"
+
+
+def test_refusals_are_one_closed_table() -> None:
+    """Every pinned refusal is a case's (a refusing side with no entry fails its case)."""
+    known = {c.id for c in [*ALL_CASES, *CODE_CASES]}
+    assert set(REFUSALS) <= known, sorted(set(REFUSALS) - known)
 
 
 def test_rounding(mastra: dict[str, dict[str, Any]]) -> None:
