@@ -25,7 +25,7 @@ from localjudge.engines.server import KINDS
 from localjudge.evaluation import Columns, ScorerSummary
 from localjudge.judge import FakeJudge, Judge
 from localjudge.scorers import (
-    MODES,
+    SCORER_MODES,
     build_scorer,
     get_scorer_factory,
     load_scorer_modules,
@@ -299,9 +299,11 @@ def score_scorers(args: argparse.Namespace) -> tuple[list[str], ScorerOptions, b
 
 
 def add_mode_flag(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--mode", choices=MODES, default="pipeline",
-                        help="pipeline (claims or statements, a verdict each, a reason; the default) or direct "
-                             "(one yes/no question on the whole output, one step, far cheaper)")
+    parser.add_argument("--mode", choices=SCORER_MODES, default="pipeline",
+                        help="pipeline (claims or statements, a verdict each, a reason; the default), direct "
+                             "(one yes/no question on the whole output, one step, far cheaper) or ensemble (both in "
+                             "one schedule: the pipeline's score and reason, prob_score the mean of both modes' "
+                             "probabilities; not under --compat mastra)")
 
 
 def higher_is_better(name: str, scale: float = 1.0, mode: str = "pipeline", options: Mapping[str, Any] | None = None,

@@ -42,6 +42,7 @@ from localjudge.scorers.discovery import (
     import_scorer_module,
     is_path,
 )
+from localjudge.scorers.ensemble import ENSEMBLE, EnsembleScorer, ensemble_scorer
 from localjudge.scorers.faithfulness import faithfulness_scorer
 from localjudge.scorers.hallucination import hallucination_scorer
 from localjudge.scorers.keyword_coverage import keyword_coverage_scorer
@@ -127,6 +128,9 @@ def load_scorer_modules(specs: Sequence[str]) -> tuple[str, ...]:
     return tuple(str(Path(spec).expanduser().resolve()) if is_path(spec) else spec for spec in specs)
 
 
+# Every mode `build_scorer` takes: a factory's own (`MODES`), and both of them together.
+SCORER_MODES: tuple[str, ...] = (*MODES, ENSEMBLE)
+
 # Parameters every factory shares: passed by `build_scorer` itself, never as options.
 SHARED_PARAMETERS = ("scale", "mode", "compat")
 
@@ -181,9 +185,11 @@ def build_scorer(name: str, judge: Judge | None, *, scale: float = 1.0, mode: st
         judge: The judge it runs on (None: a scorer that needs none, a code scorer; a judge
             scorer built without one refuses to run).
         scale: Scores lie in [0, scale].
-        mode: ``"pipeline"`` or ``"direct"`` (see `localjudge.scorers.direct`); passed only when
-            it is not the default, so a registered factory without a `mode` parameter still
-            builds; asked for a direct mode it has not, it is a clear error.
+        mode: ``"pipeline"``, ``"direct"`` (see `localjudge.scorers.direct`) or ``"ensemble"``
+            (both, their probabilities averaged: `localjudge.scorers.ensemble`; refused under
+            ``compat="mastra"``); passed only when it is not the default, so a registered
+            factory without a `mode` parameter still builds; asked for a direct mode it has not,
+            it is a clear error.
         options: More keywords for the factory (``{"criteria": [...]}`` for ``rubric``; see
             `scorer_options`). An option it does not take, or a required one missing, is a
             clear `ValueError` naming its options, as is a value of the wrong type.
@@ -201,6 +207,16 @@ def build_scorer(name: str, judge: Judge | None, *, scale: float = 1.0, mode: st
 
 def _build(name: str, factory: Callable[..., Scorer], judge: Judge | None, scale: float, mode: str,
            options: dict[str, Any], compat: str) -> Scorer:
+    if mode not in SCORER_MODES:
+        raise ValueError(f"unknown mode {mode!r}; modes: {', '.join(SCORER_MODES)}")
+    if mode == ENSEMBLE:
+        if compat == "mastra":
+            raise ValueError(f"scorer {name!r}: mode 'ensemble' is localjudge's own (Mastra has no such mode), so "
+                             "not under compat='mastra': give mode 'pipeline' or 'direct'")
+        if "mode" not in inspect.signature(factory).parameters:
+            raise ValueError(f"scorer {name!r} has no mode parameter, so no direct mode to make an ensemble with")
+        return ensemble_scorer(_build(name, factory, judge, scale, "pipeline", options, compat),
+                               _build(name, factory, judge, scale, "direct", options, compat))
     keywords: dict[str, Any] = {"scale": scale, **options}
     parameters = inspect.signature(factory).parameters
     if check_mode(mode) != "pipeline":
@@ -223,7 +239,8 @@ def _build(name: str, factory: Callable[..., Scorer], judge: Judge | None, scale
             from error
 
 
-__all__ = ["CODE_SCORERS", "ENTRY_POINT_GROUP", "MODES", "SCORERS", "WORDS_PER_CLAIM", "CodeScorer",
+__all__ = ["CODE_SCORERS", "ENTRY_POINT_GROUP", "MODES", "SCORERS", "SCORER_MODES", "WORDS_PER_CLAIM", "CodeScorer",
+           "EnsembleScorer",
            "answer_relevancy_scorer", "answer_similarity_scorer", "bias_scorer", "build_scorer", "check_options",
            "checks", "code_tool_call_accuracy_scorer", "code_trajectory_accuracy_scorer", "code_trajectory_scorer",
            "completeness_scorer", "content_similarity_scorer", "context_precision_scorer", "context_recall_scorer",
