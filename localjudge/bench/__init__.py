@@ -1,9 +1,10 @@
 """Accuracy against human labels: benchmarks (`data`), metrics, the run (`run`) and its report;
 calibration maps fitted on labels (`platt`, `calibration_fit`) and read back (`calibration_file`).
 
-Imports point down only: `run` uses `calibration_fit`, `claim_checks`, `data`, `metrics`, `report`
-and `types`; `calibration_fit` uses `calibration_file`, `metrics`, `platt` and `types`; `report`
-uses `data`, `plots` and `types`; `types` uses `calibration_file`, which uses `platt`;
+Imports point down only: `run` uses `calibration_fit`, `claim_checks`, `cost`, `data`, `metrics`,
+`report` and `types`; `calibration_fit` uses `calibration_file`, `metrics`, `platt` and `types`;
+`report` uses `cost`, `data`, `plots` and `types`; `types` uses `calibration_file`, which uses
+`platt`, and `cost` (a run's judge calls and rows/s);
 `claim_checks` and `plots` use `metrics` and `types`; nothing here imports the CLI.
 """
 

@@ -16,6 +16,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from localjudge.bench.cost import cost_text
 from localjudge.bench.data import Benchmark
 from localjudge.bench.plots import draw_plots
 from localjudge.bench.types import JUDGE, JUDGE_PROB, THRESHOLD, BenchReport, BenchResult, Estimate
@@ -185,8 +186,9 @@ def _heading(result: BenchResult) -> str:
 
 def _counts(result: BenchResult) -> str:
     apart = f", {result.not_scorable} not scorable" if result.not_scorable else ""
+    cost = f" {cost_text(result.cost)}" if result.cost is not None else ""
     return (f"{result.rows} rows ({result.positives} labeled 1), {result.scored} scored, "
-            f"{result.unscored} unscored{apart}.")
+            f"{result.unscored} unscored{apart}.{cost}")
 
 
 def _rows_used(identity: dict[str, Any]) -> str:

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from localjudge.bench.calibration_fit import fit_report
 from localjudge.bench.claim_checks import claims_rule, count_claim_sources, route_rows
+from localjudge.bench.cost import CountingJudge, cost_of
 from localjudge.bench.data import Benchmark, load_benchmark, select_benchmarks
 from localjudge.bench.metrics import (
     balanced_accuracy,
@@ -142,7 +143,8 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int
     Returns:
         The result and the scored dataset (the rows plus the scorer's columns).
     """
-    scorer = build_scorer(bench.scorer, judge, mode=mode, options=options)
+    counted = CountingJudge(judge)
+    scorer = build_scorer(bench.scorer, counted, mode=mode, options=options)
     store = ResultStore(store_dir / bench.name) if store_dir is not None else None
     log.info("bench %s: %d rows with the %s scorer", bench.name, len(dataset), scorer.name)
     evaluation = evaluate(dataset, [scorer], batch_size=batch_size, columns=bench.columns, store=store,
@@ -192,7 +194,8 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int
         lambda scores, y: _estimate(roc_auc, scores, y, n_boot, seed))
     result = BenchResult(bench.name, scorer.name, f"{scorer.version}@{scorer.prompt_hash}", scorer.positive,
                          len(results), sum(labels), len(kept), unscored, dict(reasons.most_common(5)), table,
-                         notes, series, sources, calibrated, routes, not_scorable)
+                         notes, series, sources, calibrated, routes, not_scorable,
+                         cost_of(mode, len(results), evaluation.summary[scorer.name], counted.calls))
     return result, evaluation.dataset
 
 
@@ -273,7 +276,9 @@ def run_bench(judge: Judge, benchmarks: Sequence[str | Benchmark] | None = None,
         resume: Reuse and extend the resume logs under `out_dir`.
         html: Also write a self-contained report.html.
         progress: Called with (benchmark name, rows just finished).
-        mode: The scorers' mode: ``"pipeline"`` or ``"direct"`` (see `localjudge.scorers.direct`).
+        mode: The scorers' mode: ``"pipeline"``, ``"direct"`` (see `localjudge.scorers.direct`) or
+            ``"ensemble"`` (both; `localjudge.scorers.ensemble`). Each benchmark's `BenchResult.cost`
+            says what it cost (judge calls, rows/s), to compare the modes.
         scorer_options: Each scorer's options, by scorer name (``{"rubric": {"criteria": [...]}}``;
             see `localjudge.scorers.build_scorer`).
         fit_calibration: Also fit a calibration map per scorer, written to this JSON file and reported

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from localjudge.bench.calibration_file import CalibrationMap
+from localjudge.bench.cost import Cost
 
 THRESHOLD = 0.5  # fraction of the scale at or above which a score predicts label 1
 JUDGE, JUDGE_PROB = "judge score", "judge prob score"
@@ -102,6 +103,7 @@ class BenchResult:
     calibration: dict[str, Calibration] = field(default_factory=dict)  # judge score name -> its calibration
     routes: list[RouteRow] = field(default_factory=list)  # claim scorers: each route alone
     not_scorable: int = 0  # rows a step declared not scorable: not failures, left out like them
+    cost: Cost | None = None  # the mode, judge calls and rows/s of this run's scoring
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
