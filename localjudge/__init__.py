@@ -45,7 +45,16 @@ from localjudge.scorers import (
     toxicity_scorer,
     trajectory_accuracy_scorer,
 )
-from localjudge.scoring import JudgeStep, Scorer, UnscorableError, create_scorer, not_scorable
+from localjudge.scoring import (
+    Classifier,
+    JudgeStep,
+    Scorer,
+    UnscorableError,
+    create_classifier_scorer,
+    create_scorer,
+    filter_run,
+    not_scorable,
+)
 
 if TYPE_CHECKING:
     from localjudge.bench import run_bench
@@ -55,6 +64,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SCORERS",
+    "Classifier",
     "Columns",
     "Evaluation",
     "FakeJudge",
@@ -84,11 +94,13 @@ __all__ = [
     "context_precision_scorer",
     "context_recall_scorer",
     "context_relevance_scorer",
+    "create_classifier_scorer",
     "create_scorer",
     "evaluate",
     "extract_tool_calls",
     "extract_tool_results",
     "faithfulness_scorer",
+    "filter_run",
     "hallucination_scorer",
     "multi_turn_judge_scorer",
     "noise_sensitivity_scorer",

@@ -9,6 +9,7 @@ what a scorer sends the judge, `schemas` and `prompting` are the bounded-schema 
 untrusted-text helpers every scorer uses.
 """
 
+from localjudge.scoring.classifier import Classifier, create_classifier_scorer
 from localjudge.scoring.compat import (
     AS_RETURNED,
     COMPATS,
@@ -19,10 +20,12 @@ from localjudge.scoring.compat import (
     MastraNumbers,
     check_compat,
     check_scale,
+    js_number,
     js_round,
 )
 from localjudge.scoring.copying import normal
 from localjudge.scoring.prompting import DATA_NOTE, block, neutralise, numbered
+from localjudge.scoring.run_filter import filter_run
 from localjudge.scoring.schedule import ask_merged, run_together
 from localjudge.scoring.schemas import (
     MAX_ITEMS,
@@ -58,6 +61,7 @@ __all__ = [
     "AS_RETURNED",
     "Ask",
     "BatchSteps",
+    "Classifier",
     "COMPATS",
     "LOCALJUDGE",
     "Compat",
@@ -65,6 +69,7 @@ __all__ = [
     "Exact",
     "MastraNumbers",
     "check_compat",
+    "js_number",
     "js_round",
     "DATA_NOTE",
     "MAX_ITEMS",
@@ -87,8 +92,10 @@ __all__ = [
     "call_get_context",
     "ask_merged",
     "check_scale",
+    "create_classifier_scorer",
     "create_scorer",
     "exactly",
+    "filter_run",
     "neutralise",
     "normal",
     "not_scorable",

@@ -72,6 +72,21 @@ def js_round(value: float) -> float:
     return whole / 100
 
 
+def js_number(value: float) -> str:
+    """A number as JavaScript's ``String(value)`` writes it (1, 0.5, 0.00001, 1e-7, NaN)."""
+    if not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if value == int(value) and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(float(value))
+    if "e" not in text:
+        return text
+    if 1e-6 <= abs(value) < 1e21:
+        return format(Decimal(text), "f")
+    mantissa, exponent = text.split("e")
+    return f"{mantissa}e{'-' if exponent.startswith('-') else '+'}{exponent.lstrip('+-').lstrip('0')}"
+
+
 class Exact(float):
     """A score function's (or shortcut's) result that is the score itself, neither scaled nor
     rounded: Mastra's unscaled 1 for no verdicts, its unrounded ``1 x scale``. Only a scorer built
