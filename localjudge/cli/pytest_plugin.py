@@ -13,6 +13,8 @@ imported by the `judge` fixture, the first time a test asks for it.
 - `assert_score`, `assert_scores`, `assert_result`: fail with the score, the bound, the claims,
   each verdict with its reason, the reason and the judge's identity. An unscored run always fails.
 - `scored`: many runs in one `run_batch` (one judge call per judge step for all of them).
+- `expect_evals(data, scorers, target, gates=...).to_pass(min_pass_rate)` and `expect_eval`:
+  `@mastra/evals/vitest`'s pass-rate assertion over `run_evals` (`localjudge.evaluation.pass_rate`).
 - ``--localjudge-scorer-module MODULE_OR_FILE`` (repeatable): your own scorer modules, imported
   before the tests, so `build_scorer` knows the names they register; an installed entry point of
   the group ``localjudge.scorers`` needs nothing (see docs/writing-scorers.md).
@@ -36,10 +38,14 @@ import pytest
 
 from localjudge.engines import ENGINES, EngineOptionError, JudgeSpec, MissingOptionError
 from localjudge.engines.server import KINDS, ServerError
+from localjudge.evaluation import EvalAssertion, EvalPassRateError, expect_eval, expect_evals
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
 from localjudge.scorers import load_scorer_modules
 from localjudge.scoring import COMPATS, Scorer
+
+__all__ = ["EvalAssertion", "EvalPassRateError", "assert_result", "assert_score", "assert_scores", "expect_eval",
+           "expect_evals", "judge", "localjudge_compat", "scored"]
 
 ENV_MODEL = "LOCALJUDGE_MODEL"
 # The server engine's options, each a ``--localjudge-<name>`` flag: (option, metavar, type, help).

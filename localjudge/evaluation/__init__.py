@@ -21,6 +21,7 @@ from localjudge.evaluation.dataset_runs import (
     to_dataset,
     with_results,
 )
+from localjudge.evaluation.pass_rate import EvalAssertion, EvalPassRateError, expect_eval, expect_evals
 from localjudge.evaluation.planner import (
     SCHEDULES,
     WINDOW_BATCHES,
@@ -49,6 +50,10 @@ from localjudge.evaluation.target_runs import (
 )
 
 __all__ = [
+    "EvalAssertion",
+    "EvalPassRateError",
+    "expect_eval",
+    "expect_evals",
     "Columns",
     "Evaluation",
     "FOLDER_ROW",
