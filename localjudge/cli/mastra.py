@@ -31,6 +31,7 @@ from localjudge.mastra_store import (
     Store,
     StoreError,
     check_store,
+    joined_series,
     judged_results,
     open_store,
     read_agent_runs,
@@ -55,6 +56,9 @@ def add_mastra_flags(parser: argparse.ArgumentParser) -> None:
                        help="score this share of the runs (0-1), the same runs every time (a hash of the trace id)")
     group.add_argument("--mastra-unscored", action="store_true",
                        help="only runs not yet scored by every scorer asked for (any judge)")
+    group.add_argument("--mastra-scorer-id", action="append", default=[], metavar="NAME=ID",
+                       help="write scorer NAME's rows under Mastra scorer id ID, joining that scorer's series in "
+                            "Studio (repeatable; default: localjudge:NAME)")
     group.add_argument("--mastra-experiment", default=None, metavar="ID",
                        help="score an experiment's results instead, with their dataset items' ground truth "
                             "(--limit applies; the agent-run selectors above do not)")
@@ -68,11 +72,16 @@ def run_mastra_score(args: argparse.Namespace) -> int:
     if args.mastra_experiment:
         _refuse_agent_selectors(args)
     names, options, judged_by_model = shared.score_scorers(args)  # before the model loads
+    try:
+        series = joined_series(args.mastra_scorer_id, names)
+    except ValueError as error:
+        raise CliError(str(error)) from None
     if args.out:
         check_output_file(args.out, WRITE_SUFFIXES, "--out")
     selection = Selection(entity_ids=_ids(args.mastra_agent), since=args.mastra_since, until=args.mastra_until,
                           trace_ids=_ids(args.mastra_trace), sample_rate=args.mastra_sample,
-                          unscored_by=tuple(scorer_id(n) for n in names) if args.mastra_unscored else (),
+                          unscored_by=tuple(series.get(n) or scorer_id(n) for n in names) if args.mastra_unscored
+                          else (),
                           limit=args.limit)
     try:
         store = open_store(args.mastra_store)
@@ -93,7 +102,7 @@ def run_mastra_score(args: argparse.Namespace) -> int:
         lock = hold_run(Path(f"{args.out}.progress"), f"--out {args.out}") if args.out and not args.no_resume \
             else None
         try:
-            return _score(args, names, options, runs, store, columns[SCORES], judged_by_model)
+            return _score(args, names, options, runs, store, columns[SCORES], judged_by_model, series)
         finally:
             if lock is not None:
                 lock.release()
@@ -115,7 +124,7 @@ def _refuse_agent_selectors(args: argparse.Namespace) -> None:
 
 
 def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOptions, runs: list[dict[str, Any]],
-           store: Store, score_columns: dict[str, str], judged_by_model: bool) -> int:
+           store: Store, score_columns: dict[str, str], judged_by_model: bool, series: dict[str, str]) -> int:
     resume = ResultStore(Path(f"{args.out}.progress")) if args.out and not args.no_resume else None
     judge = shared.build_judge(args) if judged_by_model else None
     scorers = build_scorers(names, judge, args.scale, args.mode, options, compat=args.compat)
@@ -128,7 +137,7 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
     for name, found in results.items():  # the reader's reason, naming the table, row and column
         results[name] = [ScoreResult.unscored(run.get("run_id"), name, "invalid_run", f"invalid run: {run[UNREADABLE]}")
                          if UNREADABLE in run else result for run, result in zip(runs, found, strict=True)]
-    judged = judged_results(runs, results, scorers)
+    judged = judged_results(runs, results, scorers, series)
     written = write_scores(store, judged, score_columns)
     unscored = [j for j in judged if not j.result.scored]
     print(f"wrote {written} new score rows to mastra_scorers ({sum(j.result.scored for j in judged) - written} "

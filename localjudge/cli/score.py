@@ -55,7 +55,7 @@ def run_score(args: argparse.Namespace) -> int:
     if args.mastra_store is not None:
         return run_mastra_score(args)
     if args.mastra_experiment or args.mastra_agent or args.mastra_trace or args.mastra_since or args.mastra_until \
-            or args.mastra_sample is not None or args.mastra_unscored:
+            or args.mastra_sample is not None or args.mastra_unscored or args.mastra_scorer_id:
         raise CliError("the --mastra-* selectors need --mastra-store URL")
     names, options, judged = shared.score_scorers(args)  # before the model loads
     if args.out:

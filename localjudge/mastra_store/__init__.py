@@ -23,7 +23,15 @@ from localjudge.mastra_store.reader import (
     scored_runs,
 )
 from localjudge.mastra_store.schema import EXPERIMENT_RESULTS, EXPERIMENTS, SCORES, SPANS, check_columns, check_tables
-from localjudge.mastra_store.scores import SCORER_PREFIX, Judged, judged_results, score_row, scorer_id, write_scores
+from localjudge.mastra_store.scores import (
+    SCORER_PREFIX,
+    Judged,
+    joined_series,
+    judged_results,
+    score_row,
+    scorer_id,
+    write_scores,
+)
 
 __all__ = [
     "EXPERIMENTS",
@@ -39,6 +47,7 @@ __all__ = [
     "check_columns",
     "check_store",
     "check_tables",
+    "joined_series",
     "judged_results",
     "open_store",
     "opened",

@@ -14,8 +14,11 @@ experiment id (`compareExperiments` and Studio read them with ``listScoresByRunI
 `entityId` the dataset item, `entity` the target (``{id, name}``: its id), `source` ``TEST``, the
 trace id kept. localjudge also keeps the agent span's id (`listScoresBySpan` finds the score on
 the trace) and the agent's run id in ``metadata.localjudge.agentRunId``. Its scorer id is ``localjudge:<name>``,
-never one of Mastra's own. Unscored results are not written (they stay in localjudge's result
-file). Every text goes through `localjudge.text_safety` (PostgreSQL refuses NUL).
+never one of Mastra's own, unless a series to join is named (`Judged.mastra_scorer_id`: the row
+is then in that Mastra scorer's series in Studio, and only its ``localjudge:`` row id, its
+``scorer.name`` ``localjudge <name>`` and its ``metadata.localjudge`` tell it apart). Unscored
+results are not written (they stay in localjudge's result file). Every text goes through
+`localjudge.text_safety` (PostgreSQL refuses NUL).
 """
 
 from __future__ import annotations
@@ -37,7 +40,8 @@ SCORER_PREFIX = "localjudge:"
 
 @dataclass(frozen=True)
 class Judged:
-    """One result to write: the run it scored, the scorer, its resume key."""
+    """One result to write: the run it scored, the scorer, its resume key, and the Mastra scorer id
+    whose series the row joins (empty: localjudge's own, ``localjudge:<name>``)."""
 
     run: Mapping[str, Any]
     result: ScoreResult
@@ -46,6 +50,7 @@ class Judged:
     prompt_hash: str
     judge: str
     key: str
+    mastra_scorer_id: str = ""
 
 
 def scorer_id(name: str) -> str:
@@ -67,13 +72,14 @@ def score_row(judged: Judged, columns: Mapping[str, str], now: datetime) -> dict
     entity_id = origin.get("targetId") if experiment else origin.get("entityId")
     agent_run_id = origin.get("runId") or run.get("run_id")
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    series = judged.mastra_scorer_id or scorer_id(judged.scorer_name)
     row: dict[str, Any] = {
         "id": f"{SCORER_PREFIX}{origin['experimentId']}:{judged.key}" if experiment else f"{SCORER_PREFIX}{judged.key}",
-        "scorerId": scorer_id(judged.scorer_name),
+        "scorerId": series,
         "traceId": origin.get("traceId"),
         "spanId": origin.get("spanId"),
         "runId": origin["experimentId"] if experiment else agent_run_id,
-        "scorer": {"id": scorer_id(judged.scorer_name), "name": f"localjudge {judged.scorer_name}",
+        "scorer": {"id": series, "name": f"localjudge {judged.scorer_name}",
                    "description": f"localjudge's {judged.scorer_name} scorer on a local judge",
                    "hasJudge": bool(judged.judge)},
         "preprocessStepResult": _record(result.preprocess_step_result),
@@ -118,16 +124,35 @@ def write_scores(store: Store, judged: Sequence[Judged], columns: Mapping[str, s
 
 
 def judged_results(runs: Sequence[Mapping[str, Any]], results: Mapping[str, Sequence[ScoreResult]],
-                   scorers: Sequence[Scorer]) -> list[Judged]:
+                   scorers: Sequence[Scorer], series: Mapping[str, str] | None = None) -> list[Judged]:
     """Each (run, scorer) result of scoring `runs` (one result per run, per scorer name), with the
-    resume key it was stored under (empty where the scorer could not read the run: unscored)."""
+    resume key it was stored under (empty where the scorer could not read the run: unscored);
+    `series` maps a scorer name to the Mastra scorer id whose series its rows join."""
     found = []
     for scorer in scorers:
+        joined = (series or {}).get(scorer.name, "")
         judge = getattr(getattr(scorer, "judge", None), "identity", "")  # none for a code scorer
         for run, result in zip(runs, results[scorer.name], strict=True):
             try:
                 key = result_key(scorer.key, scorer.sample(run), scorer.shown_fields)
             except Exception:  # noqa: BLE001 - a run the scorer cannot read was recorded unscored: no key
                 key = ""
-            found.append(Judged(run, result, scorer.name, scorer.key, scorer.prompt_hash, judge, key))
+            found.append(Judged(run, result, scorer.name, scorer.key, scorer.prompt_hash, judge, key, joined))
     return found
+
+
+def joined_series(pairs: Sequence[str], names: Sequence[str]) -> dict[str, str]:
+    """``NAME=MASTRA_SCORER_ID`` pairs (``--mastra-scorer-id``) as a scorer name -> Mastra scorer id
+    map; a pair naming no scorer asked for, an empty id, or two scorers in one series is a
+    one-line `ValueError`."""
+    series: dict[str, str] = {}
+    for pair in pairs:
+        name, sep, joined = (part.strip() for part in pair.partition("="))
+        if not sep or not name or not joined:
+            raise ValueError(f"--mastra-scorer-id takes NAME=MASTRA_SCORER_ID, got {pair!r}")
+        if name not in names:
+            raise ValueError(f"--mastra-scorer-id {pair}: {name!r} is not a scorer asked for ({', '.join(names)})")
+        if name in series or joined in series.values():
+            raise ValueError(f"--mastra-scorer-id {pair}: each scorer joins one series, and each series one scorer")
+        series[name] = joined
+    return series
