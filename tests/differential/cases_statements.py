@@ -170,6 +170,8 @@ SIMILARITY_CASES = [
                ["exact", "partial", "missing"], 0.0),
     similarity("extras-capped", SAID[:1] + [f"Extra fact {i}." for i in range(6)], TRUTH[:1],
                ["agrees"] + ["extra"] * 6, ["exact"], 0.8),
+    similarity("extras-under-cap", SAID[:1] + [f"Extra fact {i}." for i in range(3)], TRUTH[:1],
+               ["agrees"] + ["extra"] * 3, ["exact"], 0.85),  # 3 x 0.05, under the 0.2 cap
     similarity("all-missing", SAID[3:], TRUTH[:2], ["extra"], ["missing", "missing"], 0.0),
     similarity("scale-5", SAID[:2], TRUTH[:3], ["agrees", "agrees"], ["exact", "semantic", "missing"], 2.57, scale=5),
     similarity("scale-10", SAID[:2], TRUTH[:2], ["agrees", "agrees"], ["exact", "partial"], 6.67, scale=10),
