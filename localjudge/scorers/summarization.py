@@ -25,13 +25,13 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
 from localjudge.judge import Judge
-from localjudge.samples import Sample
+from localjudge.samples import InvalidRunError, Sample
 from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
 from localjudge.scorers.statements import statements_of
 from localjudge.scorers.verdicts import mean_label_prob, reason_step
@@ -284,8 +284,37 @@ def check_max_questions(max_questions: int) -> int:
 MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_stays")
 
 
+def _agent_run(run: Mapping[str, Any]) -> bool:
+    """Mastra's ``isScorerRunInputForAgent(input) && isScorerRunOutputForAgent(output)``."""
+    given, output = run.get("input"), run.get("output")
+    return (isinstance(given, Mapping) and all(isinstance(given.get(k), list) for k in
+                                               ("inputMessages", "rememberedMessages", "systemMessages"))
+            and isinstance(given.get("taggedSystemMessages"), Mapping) and isinstance(output, list)
+            and all(isinstance(m, Mapping) and isinstance(m.get("id"), str) and isinstance(m.get("role"), str)
+                    and "content" in m and "createdAt" in m for m in output))
+
+
+def source_of(source: str | None, source_extractor: Callable[[Any, Any], Any] | None) -> Callable[..., Any] | None:
+    """Mastra's `getSourceText` as a `prepare_run`: the run with its `input` replaced by the source
+    text: ``source_extractor(input, output)`` for an agent-shaped run, else `source`; None when
+    neither is given (the run's input is the source)."""
+    if source is None and source_extractor is None:
+        return None
+
+    def prepare(run: Mapping[str, Any]) -> Mapping[str, Any]:
+        if source_extractor is not None and _agent_run(run):
+            text = source_extractor(run["input"], run["output"])
+            if not isinstance(text, str):
+                raise InvalidRunError(f"source_extractor gave {type(text).__name__}, not the source text")
+            return {**run, "input": text}
+        return run if source is None else {**run, "input": source}
+
+    return prepare
+
+
 def summarization_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
-                         max_questions: int = MAX_QUESTIONS, compat: str = "localjudge") -> Scorer:
+                         max_questions: int = MAX_QUESTIONS, compat: str = "localjudge", source: str | None = None,
+                         source_extractor: Callable[[Any, Any], Any] | None = None) -> Scorer:
     """Build the summarization scorer (higher is better): the run's `input` is the source text,
     its `output` the summary.
 
@@ -297,13 +326,22 @@ def summarization_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipel
         max_questions: At most this many coverage questions are drawn from the source (1 to 20;
             Mastra's default 10).
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
+        source: Mastra's ``source``: the source text of every run, in place of its input.
+        source_extractor: Mastra's ``sourceExtractor``: ``(input, output) -> source text``,
+            called on an agent-shaped run (Mastra's agent input and stored output messages),
+            before `source`; its result is what is judged and keyed.
     """
     scale, kept = MASTRA_NUMBERS.scales(scale, compat)  # kept: 0 where Mastra keeps a scale of 0
     cap = check_max_questions(max_questions)
+    if source is not None and not isinstance(source, str):
+        raise ValueError(f"summarization: source must be text, got {type(source).__name__}")
+    if source_extractor is not None and not callable(source_extractor):
+        raise ValueError("summarization: source_extractor must be a function of (input, output)")
+    prepare_run = source_of(source, source_extractor)
     if check_mode(mode) == "direct":
         return one_question_scorer("summarization", judge, DIRECT_STEP, version=DIRECT_VERSION, scale=kept,
                                    positive="faithful and complete", higher_is_better=True, shortcut=shortcut,
-                                   compat=compat, mastra_numbers=MASTRA_NUMBERS)
+                                   compat=compat, mastra_numbers=MASTRA_NUMBERS, prepare_run=prepare_run)
 
     def render_judgement(sample: Sample, results: Results) -> str:
         return judgement_prompt(sample.input, statements_of(sample.output), question_cap(sample.input, cap))
@@ -316,7 +354,7 @@ def summarization_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipel
     return (
         create_scorer("summarization", judge=judge, version=VERSION, scale=kept, shortcut=shortcut,
                       prob_score=prob_score, positive="faithful and complete", higher_is_better=True, compat=compat,
-                      mastra_numbers=MASTRA_NUMBERS)
+                      mastra_numbers=MASTRA_NUMBERS, prepare_run=prepare_run)
         .preprocess(judgement)
         .analyze(COVERAGE_STEP)
         .generate_score(score)
