@@ -7,10 +7,9 @@ the same judge call as the pipeline's first step, and the ensemble is still one 
 generator that `localjudge.scoring.run_together` merges with other scorers' calls. `answered`
 runs such a generator alone, each call made as it comes (`Scorer.run_batch`).
 
-A merged call is exact, as `localjudge.scoring.ask_merged`'s is: it asks with the largest token budget of
-its parts, and a row of a part with a smaller budget whose answer may have depended on the larger
-one (it came close to its own budget, was cut off, or was too long at the larger budget) is asked
-again at its own budget, so each part's answer is the one its own call would give.
+A merged call is exact: its calls are `localjudge.scoring.schedule.merged`'s, the ones
+`run_together` makes (a row that may have depended on the larger token budget asked again at its
+own), so each part's answer is the one its own call would give.
 """
 
 from __future__ import annotations
@@ -22,6 +21,7 @@ from typing import Any
 from localjudge.judge import Generation
 from localjudge.result import ScoreResult
 from localjudge.scoring import Ask, BatchSteps
+from localjudge.scoring.schedule import merged
 
 Lockstep = Generator[Ask, list[Generation], list[Any]]  # yields merged calls, returns each part's results
 
@@ -45,7 +45,7 @@ def in_lockstep(parts: Sequence[BatchSteps]) -> Lockstep:
             for k, ask in round_.items():
                 by_judge[id(ask.judge)].append(k)
             for ks in by_judge.values():
-                answers = yield from _merged([round_[k] for k in ks])
+                answers = yield from merged([round_[k] for k in ks])
                 for k, answered in zip(ks, answers, strict=True):
                     _advance(parts, k, answered, waiting, results)
     finally:
@@ -70,38 +70,6 @@ def _advance(parts: Sequence[BatchSteps], k: int, answers: list[Generation] | No
         waiting[k] = parts[k].send(answers)  # type: ignore[arg-type]  # None starts it
     except StopIteration as end:
         results[k] = end.value
-
-
-def _merged(asks: Sequence[Ask]) -> Generator[Ask, list[Generation], list[list[Generation]]]:
-    """One call for `asks` (all to one judge), its answers split back per ask; rows whose answer
-    may depend on the larger budget asked again at their own (see the module docstring)."""
-    if len(asks) == 1:
-        return [list((yield asks[0]))]
-    budget = max(ask.max_new_tokens for ask in asks)
-    outputs = list((yield Ask(asks[0].judge, [p for ask in asks for p in ask.prompts],
-                              [s for ask in asks for s in ask.schemas], budget)))
-    if len(outputs) != sum(len(ask.prompts) for ask in asks):
-        raise ValueError(f"the judge gave {len(outputs)} answers for {sum(len(a.prompts) for a in asks)} prompts")
-    parts, start = [], 0
-    for ask in asks:
-        parts.append(outputs[start:start + len(ask.prompts)])
-        start += len(ask.prompts)
-    again: dict[int, list[tuple[int, int]]] = defaultdict(list)  # own budget -> (ask, row)
-    for a, (ask, answers) in enumerate(zip(asks, parts, strict=True)):
-        if ask.max_new_tokens < budget:
-            again[ask.max_new_tokens] += [(a, r) for r, out in enumerate(answers) if _may_differ(out, ask)]
-    for own, rows in again.items():
-        if rows:
-            redone = yield Ask(asks[0].judge, [asks[a].prompts[r] for a, r in rows],
-                               [asks[a].schemas[r] for a, r in rows], own)
-            for (a, r), out in zip(rows, redone, strict=True):
-                parts[a][r] = out
-    return parts
-
-
-def _may_differ(out: Generation, ask: Ask) -> bool:
-    """Whether this answer, given under a larger budget than `ask`'s, may differ from its own."""
-    return out.error_kind == "too_long" or not out.finished or out.new_tokens >= ask.max_new_tokens
 
 
 __all__ = ["Lockstep", "answered", "in_lockstep"]

@@ -18,7 +18,7 @@ only those: the other batches go on.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 
 from localjudge.judge import Generation, JudgeOutOfMemory
 from localjudge.result import ScoreResult
@@ -69,19 +69,36 @@ def run_together(batches: Sequence[BatchSteps]) -> list[Outcome]:
 
 
 def ask_merged(asks: Sequence[Ask]) -> list[list[Generation]]:
-    """One judge call for `asks` (all to the same judge), answers split back per ask.
+    """One judge call for `asks` (all to the same judge), answers split back per ask (`merged`,
+    each call it yields made on the judge)."""
+    calls = merged(asks)
+    try:
+        ask = next(calls)
+        while True:
+            ask = calls.send(ask.judge.generate(ask.prompts, ask.schemas, max_new_tokens=ask.max_new_tokens))
+    except StopIteration as end:
+        return end.value
 
-    The call's token budget is the largest; a row of an ask with a smaller budget is asked again at
-    its own (one call per budget) where the larger budget may have changed its answer: it used its
-    own budget or more, was cut off, or was too long (the window check counts the budget)."""
+
+def merged(asks: Sequence[Ask]) -> Generator[Ask, list[Generation], list[list[Generation]]]:
+    """The calls that answer `asks` (all to the same judge) as one, as a generator of `Ask`; returns
+    the answers split back per ask.
+
+    The first call holds every prompt at the largest budget; a row of an ask with a smaller budget
+    is asked again at its own (one call per budget) where the larger budget may have changed its
+    answer: it used its own budget or more, was cut off, or was too long (the window check counts
+    the budget). A scorer made of other scorers (`localjudge.scorers.lockstep`) yields these calls
+    as its own; `ask_merged` makes them."""
+    if len(asks) == 1:
+        return [list((yield asks[0]))]
     judge, budget = asks[0].judge, max(ask.max_new_tokens for ask in asks)
-    outputs = judge.generate([p for ask in asks for p in ask.prompts], [s for ask in asks for s in ask.schemas],
-                             max_new_tokens=budget)
+    outputs = list((yield Ask(judge, [p for ask in asks for p in ask.prompts],
+                              [s for ask in asks for s in ask.schemas], budget)))
     if len(outputs) != sum(len(ask.prompts) for ask in asks):
         raise ValueError(f"the judge gave {len(outputs)} answers for {sum(len(a.prompts) for a in asks)} prompts")
     parts, start = [], 0
     for ask in asks:
-        parts.append(list(outputs[start:start + len(ask.prompts)]))
+        parts.append(outputs[start:start + len(ask.prompts)])
         start += len(ask.prompts)
     again: dict[int, list[tuple[int, int]]] = defaultdict(list)  # own budget -> (ask, row)
     for a, (ask, answers) in enumerate(zip(asks, parts, strict=True)):
@@ -89,8 +106,8 @@ def ask_merged(asks: Sequence[Ask]) -> list[list[Generation]]:
             again[ask.max_new_tokens] += [(a, r) for r, out in enumerate(answers) if _budget_bound(out, ask)]
     for own, rows in again.items():
         if rows:
-            redone = judge.generate([asks[a].prompts[r] for a, r in rows], [asks[a].schemas[r] for a, r in rows],
-                                    max_new_tokens=own)
+            redone = yield Ask(judge, [asks[a].prompts[r] for a, r in rows], [asks[a].schemas[r] for a, r in rows],
+                               own)
             for (a, r), out in zip(rows, redone, strict=True):
                 parts[a][r] = out
     return parts
