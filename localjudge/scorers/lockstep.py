@@ -20,8 +20,7 @@ from typing import Any
 
 from localjudge.judge import Generation
 from localjudge.result import ScoreResult
-from localjudge.scoring import Ask, BatchSteps
-from localjudge.scoring.schedule import merged
+from localjudge.scoring import Ask, BatchSteps, merged
 
 Lockstep = Generator[Ask, list[Generation], list[Any]]  # yields merged calls, returns each part's results
 

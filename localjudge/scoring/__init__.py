@@ -26,7 +26,7 @@ from localjudge.scoring.compat import (
 from localjudge.scoring.copying import normal
 from localjudge.scoring.prompting import DATA_NOTE, block, neutralise, numbered
 from localjudge.scoring.run_filter import filter_run
-from localjudge.scoring.schedule import ask_merged, run_together
+from localjudge.scoring.schedule import ask_merged, merged, run_together
 from localjudge.scoring.schemas import (
     MAX_ITEMS,
     REASON_CHARS,
@@ -91,6 +91,7 @@ __all__ = [
     "block",
     "call_get_context",
     "ask_merged",
+    "merged",
     "check_scale",
     "create_classifier_scorer",
     "create_scorer",
