@@ -2,9 +2,10 @@
 
 Inputs: `input` (the question) and `output` (judged); a run without an input is unscored
 (``unscorable``): relevance to nothing cannot be judged.
-Statements come from the output by rule (its sentences, `statements.statements_of`), as for
-toxicity. Steps: one analyze step gives exactly one verdict per statement, in order (enforced
-by the grammar): ``yes`` = relevant to the question, ``unsure`` = partly relevant (supporting
+Statements come from the output by rule (its sentences, `statements.sentences_of`, every one;
+over 10 asked in parts of 10 in the same judge call), as for toxicity. Steps: one analyze step
+gives exactly one verdict per statement, in order (enforced by the grammar): ``yes`` = relevant
+to the question, ``unsure`` = partly relevant (supporting
 detail, related but beside the point), ``no`` = irrelevant. Score, as Mastra's:
 (yes + uncertainty_weight x unsure) / statements x scale, uncertainty_weight 0.3 by default.
 Higher is better. An empty output: 0 (no statements; Mastra's n = 0 gives 0).
@@ -23,7 +24,13 @@ from pydantic import BaseModel, Field
 from localjudge.judge import Judge
 from localjudge.samples import Sample
 from localjudge.scorers.direct import Question, check_mode, direct_scorer
-from localjudge.scorers.statements import attach_statements, explained_example, numbered_prompt, statements_of
+from localjudge.scorers.statements import (
+    attach_statements,
+    explained_example,
+    numbered_prompt,
+    part_statements,
+    split_statements,
+)
 from localjudge.scorers.verdicts import label_choices, reason_step, verdict_lines
 from localjudge.scoring import (
     DATA_NOTE,
@@ -71,12 +78,12 @@ NO_INPUT = "answer relevancy needs an input: the question or request the output 
 def render_analyze(sample: Sample, results: Results) -> str:
     if not sample.input.strip():
         raise UnscorableError(NO_INPUT)
-    return numbered_prompt(sample.input, statements_of(sample.output))
+    return numbered_prompt(sample.input, *part_statements(sample, results))
 
 
 def analyze_schema(sample: Sample, results: Results) -> type[BaseModel]:
-    """Exactly one verdict per statement of the output."""
-    return exactly(RelevancyVerdict, len(statements_of(sample.output)), RelevancyVerdicts)
+    """Exactly one verdict per statement of the output (of this part of it)."""
+    return exactly(RelevancyVerdict, len(part_statements(sample, results)[0]), RelevancyVerdicts)
 
 
 EXAMPLE_PROMPT = "How long should I boil an egg for a soft yolk?"
@@ -90,12 +97,13 @@ ANALYZE_EXAMPLE = (
 )
 
 ANALYZE_STEP = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render_analyze, schema=analyze_schema,
-                         examples=(ANALYZE_EXAMPLE,), finish=attach_statements)
+                         examples=(ANALYZE_EXAMPLE,), finish=attach_statements,
+                         split=split_statements)
 
 
 def render_mastra(sample: Sample, results: Results) -> str:
     """compat="mastra": a run with no input is judged against an empty question, as Mastra's."""
-    return numbered_prompt(sample.input, statements_of(sample.output))
+    return numbered_prompt(sample.input, *part_statements(sample, results))
 
 
 MASTRA_ANALYZE_STEP = replace(ANALYZE_STEP, prompt=render_mastra)

@@ -5,7 +5,8 @@ Inputs: `context` (the retrieved pieces, in rank order: required), `input` (the 
 `output` (the answer given, shown so the judge knows what the pieces were used for). A run
 without context is refused before any judge call, as for hallucination.
 Steps: one analyze step gives exactly one verdict per context piece, in order (enforced by the
-grammar): ``yes`` = the piece is useful for answering the input. Score, as Mastra's: MAP, the
+grammar; over 20 pieces are asked in parts of at most 20 in the same judge call, their verdicts
+joined in rank order): ``yes`` = the piece is useful for answering the input. Score, as Mastra's: MAP, the
 mean over the useful pieces of the precision at their rank (useful pieces up to rank i / i);
 no useful piece: 0. Higher is better.
 `prob_score`: the same formula with each piece's ``yes`` probability as its usefulness.
@@ -34,10 +35,12 @@ from localjudge.scoring import (
     block,
     create_scorer,
     exactly,
+    part_of,
+    spans,
 )
 
 VERSION = "context-precision-v1"
-MAX_PIECES = 20
+MAX_PIECES = 20  # pieces per prompt: more are asked in parts of at most 20, in the same judge call
 
 
 class PieceVerdict(Strict):
@@ -56,8 +59,8 @@ Judge each piece on its own, whatever its position. Give exactly one verdict per
 {DATA_NOTE}"""
 
 
-def pieces_prompt(question: str, answer: str, pieces: Sequence[str]) -> str:
-    lines = "\n".join(f"{i}. {p}" for i, p in enumerate(pieces, 1))
+def pieces_prompt(question: str, answer: str, pieces: Sequence[str], first: int = 1) -> str:
+    lines = "\n".join(f"{i}. {p}" for i, p in enumerate(pieces, first))
     shown = block("QUESTION", question) + "\n" if question.strip() else ""
     return (f"{shown}{block('ANSWER', answer)}\nThe context, one numbered piece a line:\n{block('CONTEXT', lines)}\n"
             f"Give exactly {len(pieces)} verdicts, one per piece, in order.")
@@ -77,9 +80,19 @@ def pieces_of(sample: Sample) -> tuple[str, ...]:
     pieces = tuple(p for p in sample.context or () if p.strip())
     if not pieces:
         raise UnscorableError("context precision needs context: the retrieved pieces, in rank order")
-    if len(pieces) > MAX_PIECES:
-        raise UnscorableError(f"context precision judges at most {MAX_PIECES} context pieces, got {len(pieces)}")
     return pieces
+
+
+def split_pieces(sample: Sample, results: Results) -> list[tuple[int, int]]:
+    """The analyze step's split: the pieces in parts of at most `MAX_PIECES`, in rank order."""
+    return spans(len(pieces_of(sample)), MAX_PIECES)
+
+
+def part_pieces(sample: Sample, results: Results) -> tuple[Sequence[str], int]:
+    """The pieces this part of the analyze step asks about, and the rank of its first."""
+    pieces = pieces_of(sample)
+    start, end = part_of(results, len(pieces))
+    return pieces[start:end], start + 1
 
 
 def mean_average_precision(relevance: Sequence[float]) -> float:
@@ -112,10 +125,10 @@ def context_precision_scorer(judge: Judge, *, context: ContextArg = None,
     scale = MASTRA_NUMBERS.build_scale(scale, compat)
 
     def render(sample: Sample, results: Results) -> str:
-        return pieces_prompt(sample.input, sample.output, pieces_of(sample))
+        return pieces_prompt(sample.input, sample.output, *part_pieces(sample, results))
 
     def schema(sample: Sample, results: Results) -> type[BaseModel]:
-        return exactly(PieceVerdict, len(pieces_of(sample)), PieceVerdicts)
+        return exactly(PieceVerdict, len(part_pieces(sample, results)[0]), PieceVerdicts)
 
     def attach(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
         return {"verdicts": [{"context_index": i, "piece": p, **v}
@@ -138,7 +151,8 @@ def context_precision_scorer(judge: Judge, *, context: ContextArg = None,
                 f"(yes = useful):\n{block('VERDICTS', verdicts)}\n"
                 "Explain the score: which pieces help answer the question, and where they are ranked.")
 
-    step = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render, schema=schema, examples=(EXAMPLE,), finish=attach)
+    step = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render, schema=schema, examples=(EXAMPLE,), finish=attach,
+                     split=split_pieces)
     return (
         create_scorer("context_precision", judge=judge, version=VERSION, scale=scale, needs_context=True,
                       context=context, get_context=get_context, prob_score=prob_score, positive="useful context first",

@@ -44,15 +44,16 @@ from localjudge.scoring import (
     Scorer,
     Shortcut,
     Strict,
-    UnscorableError,
     block,
     call_get_context,
     create_scorer,
     neutralise,
+    part_of,
+    spans,
 )
 
 VERSION = "context-relevance-v1"
-MAX_PIECES = 20
+MAX_PIECES = 20  # pieces per prompt: more are asked in parts of at most 20, in the same judge call
 MAX_MISSING = 4  # 4 x 0.15 passes Mastra's 0.5 cap, so the default cap can be reached
 WEIGHTS = {"high": 1.0, "medium": 0.7, "low": 0.3, "none": 0.0}  # Mastra's relevance weights
 
@@ -153,8 +154,8 @@ Leave missing_context empty when the pieces hold what the question needs.
 {DATA_NOTE}"""
 
 
-def pieces_prompt(question: str, answer: str, pieces: Sequence[str]) -> str:
-    lines = "\n".join(f"{i}. {p}" for i, p in enumerate(pieces, 1))
+def pieces_prompt(question: str, answer: str, pieces: Sequence[str], first: int = 1) -> str:
+    lines = "\n".join(f"{i}. {p}" for i, p in enumerate(pieces, first))
     shown = block("QUESTION", question) + "\n" if question.strip() else ""
     return (f"{shown}{block('ANSWER', answer)}\nThe context, one numbered piece a line:\n{block('CONTEXT', lines)}\n"
             f"Give exactly {len(pieces)} evaluations, one per piece, in order, then the missing context.")
@@ -175,10 +176,19 @@ REASON_EXAMPLE = ("Two of the three pieces answer the question and the answer us
 
 
 def pieces_of(sample: Sample) -> tuple[str, ...]:
-    pieces = sample.context or ()
-    if len(pieces) > MAX_PIECES:
-        raise UnscorableError(f"context relevance judges at most {MAX_PIECES} context pieces, got {len(pieces)}")
-    return pieces
+    return sample.context or ()
+
+
+def split_pieces(sample: Sample, results: Results) -> list[tuple[int, int]]:
+    """The analyze step's split: the pieces in parts of at most `MAX_PIECES`, in order."""
+    return spans(len(pieces_of(sample)), MAX_PIECES)
+
+
+def part_pieces(sample: Sample, results: Results) -> tuple[Sequence[str], int]:
+    """The pieces this part of the analyze step asks about, and the number of its first."""
+    pieces = pieces_of(sample)
+    start, end = part_of(results, len(pieces))
+    return pieces[start:end], start + 1
 
 
 NO_CONTEXT = (1.0, "No context was available for evaluation, so the response was generated without any "
@@ -190,11 +200,11 @@ def shortcut(sample: Sample, results: Results) -> Shortcut | None:
 
 
 def render(sample: Sample, results: Results) -> str:
-    return pieces_prompt(sample.input, sample.output, pieces_of(sample))
+    return pieces_prompt(sample.input, sample.output, *part_pieces(sample, results))
 
 
 def analyze_schema(sample: Sample, results: Results) -> type[BaseModel]:
-    return evaluations_schema(len(pieces_of(sample)))
+    return evaluations_schema(len(part_pieces(sample, results)[0]))
 
 
 def attach(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
@@ -211,7 +221,7 @@ def attach(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str
 
 
 ANALYZE_STEP = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render, schema=analyze_schema,
-                         examples=(ANALYZE_EXAMPLE,), finish=attach)
+                         examples=(ANALYZE_EXAMPLE,), finish=attach, split=split_pieces)
 
 
 def context_source(context: ContextArg, get_context: Callable[..., Any] | None) -> Callable[[Mapping[str, Any]], Any]:

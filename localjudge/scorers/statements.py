@@ -1,7 +1,8 @@
 """Statements by rule, for scorers that give one verdict per statement of the output
-(toxicity, bias, answer relevancy): the output split into its sentences (`statements_of`) and
+(toxicity, bias, answer relevancy): the output split into its sentences (`sentences_of`) and
 shown numbered (`numbered_prompt`), so the judge cannot skip, invent, repeat or replay one, and
-the grammar fixes the verdict count."""
+the grammar fixes the verdict count. More than `MAX_ITEMS` sentences are asked in parts of at
+most `MAX_ITEMS` in the same judge call (`VERDICT_STEP`'s split), every sentence its own verdict."""
 
 from __future__ import annotations
 
@@ -11,10 +12,15 @@ from collections.abc import Callable
 from typing import Any
 
 from localjudge.samples import Sample
-from localjudge.scoring import MAX_ITEMS, Results, block
+from localjudge.scoring import MAX_ITEMS, Results, block, part_of, spans
 
 _SENTENCE_END = re.compile(  # after . ! ? (and a closing quote), not before a lowercase word: "e.g. this"
     r"(?:(?<=[.!?])|(?<=[.!?][\"'\u201d\u2019)]))\s+(?=[^\sa-z])|\s*\n\s*")  # not before a lowercase word: "e.g. this"
+
+
+def sentences_of(output: str) -> list[str]:
+    """The output's sentences, every one (split as `statements_of` splits), never merged."""
+    return [part.strip() for part in _SENTENCE_END.split(output) if part.strip()]
 
 
 def statements_of(output: str, limit: int = MAX_ITEMS) -> list[str]:
@@ -22,7 +28,7 @@ def statements_of(output: str, limit: int = MAX_ITEMS) -> list[str]:
     followed by a space and a word that is not lowercase, and at line breaks), or, when there
     are more than `limit`, `limit` runs of neighbouring sentences (the first runs one longer where they do not divide
     evenly), so every word is judged and the verdict list stays bounded."""
-    sentences = [part.strip() for part in _SENTENCE_END.split(output) if part.strip()]
+    sentences = sentences_of(output)
     if len(sentences) <= limit:
         return sentences
     size, extra = divmod(len(sentences), limit)
@@ -34,18 +40,30 @@ def statements_of(output: str, limit: int = MAX_ITEMS) -> list[str]:
     return runs
 
 
-def numbered_prompt(prompt: str, statements: list[str]) -> str:
+def numbered_prompt(prompt: str, statements: list[str], first: int = 1) -> str:
     """User message: the prompt (for context, if any), then the response, one numbered statement
-    a line, inside its block."""
+    a line (numbered from `first`: a later part of a long response), inside its block."""
     shown = block("PROMPT", prompt) + "\n" if prompt.strip() else ""
-    lines = "\n".join(f"{i}. {s}" for i, s in enumerate(statements, 1))
+    lines = "\n".join(f"{i}. {s}" for i, s in enumerate(statements, first))
     return (f"{shown}The response, one numbered statement a line:\n{block('RESPONSE', lines)}\n"
             f"Give exactly {len(statements)} verdicts, one per statement, in order.")
 
 
+def split_statements(sample: Sample, results: Results) -> list[tuple[int, int]]:
+    """A statement step's split: the output's sentences in parts of at most `MAX_ITEMS`."""
+    return spans(len(sentences_of(sample.output)), MAX_ITEMS)
+
+
+def part_statements(sample: Sample, results: Results) -> tuple[list[str], int]:
+    """The sentences this part of a statement step asks about, and the number of its first."""
+    sentences = sentences_of(sample.output)
+    start, end = part_of(results, len(sentences))
+    return sentences[start:end], start + 1
+
+
 def attach_statements(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
     """Each verdict with its statement first (the grammar gave exactly one per statement)."""
-    statements = statements_of(sample.output)
+    statements = sentences_of(sample.output)
     return {"verdicts": [{"statement": s, **v} for s, v in zip(statements, parsed["verdicts"], strict=True)]}
 
 

@@ -9,9 +9,10 @@ to the judge and the only names it may give as missing.
 Steps: preprocess (a function, Mastra's `extractToolCalls` step) lists the tools called; a run
 with neither output text nor tool calls is unscored there (``unscorable``, no judge call), as
 Mastra throws on an empty output. One analyze step gives exactly one verdict per tool call, in
-order (enforced by the grammar): ``yes`` = the call was appropriate for the request; then the
-tools that should have been called but were not (``missing_tools``, bounded; with
-`available_tools`, only those names). Score, as Mastra's: appropriate calls / calls; no tool
+order (enforced by the grammar; over 20 calls are asked in parts of at most 20 in the same judge
+call, their verdicts joined in order): ``yes`` = the call was appropriate for the request; then
+the tools that should have been called but were not (``missing_tools``, bounded; with
+`available_tools`, only those names; from every part, each once). Score, as Mastra's: appropriate calls / calls; no tool
 calls: 0 if a tool is missing, else 1. Higher is better.
 `prob_score`: the mean ``yes`` probability over the calls (none for a run without calls).
 ``mode="direct"``: one yes/no question instead (were the tools chosen well: every call
@@ -42,11 +43,13 @@ from localjudge.scoring import (
     block,
     create_scorer,
     neutralise,
+    part_of,
+    spans,
 )
 
 VERSION = "tool-call-accuracy-v1"
 DIRECT_VERSION = "tool-call-accuracy-direct-v1"
-MAX_CALLS = 20  # tool calls judged per run
+MAX_CALLS = 20  # tool calls per prompt: more are asked in parts of at most 20, in the same judge call
 MAX_TOOLS = 30  # available tools per scorer
 MAX_MISSING = 5  # missing tool names, when no tool list bounds them
 NAME_CHARS = 64  # a tool name
@@ -131,9 +134,20 @@ def check_tools(tools: Sequence[str | Mapping[str, Any]] | None) -> tuple[Tool, 
 
 
 def calls_of(sample: Sample) -> tuple[ToolCall, ...]:
-    if len(sample.tool_calls) > MAX_CALLS:
-        raise UnscorableError(f"tool call accuracy judges at most {MAX_CALLS} tool calls, got {len(sample.tool_calls)}")
     return sample.tool_calls
+
+
+def split_calls(sample: Sample, results: Results) -> list[tuple[int, int]]:
+    """The analyze step's split: the calls in parts of at most `MAX_CALLS`, in order (one part,
+    with no calls, for a run that made none)."""
+    return spans(len(calls_of(sample)), MAX_CALLS)
+
+
+def part_calls(sample: Sample, results: Results) -> tuple[tuple[ToolCall, ...], int]:
+    """The calls this part of the analyze step asks about, and the number of its first."""
+    calls = calls_of(sample)
+    start, end = part_of(results, len(calls))
+    return calls[start:end], start + 1
 
 
 def extract_tool_calls(sample: Sample, results: Results) -> dict[str, Any]:
@@ -153,7 +167,7 @@ Give exactly one verdict per tool call, in order.
 {DATA_NOTE}"""
 
 
-def calls_shown(request: str, response: str, tools: Sequence[Tool], calls: Sequence[ToolCall]) -> str:
+def calls_shown(request: str, response: str, tools: Sequence[Tool], calls: Sequence[ToolCall], first: int = 1) -> str:
     """The request, the agent's response (if any), the tools it could call (if known) and the
     calls it made, numbered, each in its block."""
     shown = [block("REQUEST", request)]
@@ -163,17 +177,18 @@ def calls_shown(request: str, response: str, tools: Sequence[Tool], calls: Seque
         lines = "\n".join(f"{t.name}: {t.description}" if t.description else t.name for t in tools)
         shown.append(f"The tools the agent could call, one a line:\n{block('TOOLS', lines)}")
     if calls:
-        numbered = "\n".join(f"{i}. {call_line(c)}" for i, c in enumerate(calls, 1))
+        numbered = "\n".join(f"{i}. {call_line(c)}" for i, c in enumerate(calls, first))
         shown.append(f"The tool calls the agent made, one numbered call a line:\n{block('CALLS', numbered)}")
     else:
         shown.append("The agent called no tool.")
     return "\n".join(shown)
 
 
-def calls_prompt(request: str, response: str, tools: Sequence[Tool], calls: Sequence[ToolCall]) -> str:
+def calls_prompt(request: str, response: str, tools: Sequence[Tool], calls: Sequence[ToolCall],
+                 first: int = 1) -> str:
     close = (f"Give exactly {len(calls)} verdicts, one per tool call, in order, then the missing tools." if calls
              else "Give no verdicts; list the tools it should have called, if any.")
-    return f"{calls_shown(request, response, tools, calls)}\n{close}"
+    return f"{calls_shown(request, response, tools, calls, first)}\n{close}"
 
 
 EXAMPLE_TOOLS = (Tool("convert_currency", "Converts an amount between currencies."),
@@ -247,11 +262,11 @@ def tool_call_accuracy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "
         )
 
     def render(sample: Sample, results: Results) -> str:
-        return calls_prompt(sample.input, sample.output, tools, calls_of(sample))
+        return calls_prompt(sample.input, sample.output, tools, *part_calls(sample, results))
 
     def schema(sample: Sample, results: Results) -> type[BaseModel]:
         called = {c.name for c in calls_of(sample)}
-        return verdicts_schema(len(calls_of(sample)), None if names is None else
+        return verdicts_schema(len(part_calls(sample, results)[0]), None if names is None else
                                tuple(n for n in names if n not in called))
 
     def attach(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
@@ -280,7 +295,8 @@ def tool_call_accuracy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "
                 f"Tools that should have been called but were not: {missing}.\n"
                 "Explain the score: which calls fit the request, which did not, and what was missing.")
 
-    step = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render, schema=schema, examples=(EXAMPLE,), finish=attach)
+    step = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render, schema=schema, examples=(EXAMPLE,), finish=attach,
+                     split=split_calls)
     return (
         start(VERSION, prob_score)
         .analyze(step)

@@ -52,9 +52,12 @@ from localjudge.scoring.steps import (
     StepFunction,
     UnscorableError,
     call_get_context,
+    join_lists,
     not_scorable,
+    part_of,
     prompt_object,
     resolve,
+    spans,
 )
 
 __all__ = [
@@ -100,6 +103,9 @@ __all__ = [
     "neutralise",
     "normal",
     "not_scorable",
+    "join_lists",
+    "part_of",
+    "spans",
     "numbered",
     "prompt_object",
     "resolve",

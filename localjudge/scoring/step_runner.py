@@ -230,39 +230,28 @@ def _by_rule(scorer: Recipe, name: str, rule: StepFunction, items: list[_Item]) 
 
 def _ask(scorer: Recipe, name: str, step: JudgeStep,
          items: list[_Item]) -> Generator[Ask, list[Generation], tuple[list[Answer], list[tuple[_Item, Failure]]]]:
-    """Render, one judge call for all items (one retry call for cut-off answers), parse.
+    """Render, one judge call for all items (one retry call for cut-off answers), parse; a split
+    step's parts (`JudgeStep.split`) all in that call, their answers joined per item.
     Returns the answers (parsed data, or a `Failure`) and the items whose prompt or schema
     could not be made, with why."""
-    asked: list[tuple[_Item, type[BaseModel], ChatPrompt]] = []
+    asked: list[tuple[_Item, list[tuple[type[BaseModel], ChatPrompt]]]] = []
     failed: list[tuple[_Item, Failure]] = []
     budgets: list[int] = []
     for item in items:
-        try:  # UnscorableError, or a user's prompt or schema function: this item only
-            schema = step.schema_for(item.sample, item.results)
-            text = step.prompt(item.sample, item.results)
-        except Exception as error:  # noqa: BLE001 - user code
-            failed.append((item, failure_of(error)))
+        rendered = _render(scorer, step, item)
+        if isinstance(rendered, Failure):
+            failed.append((item, rendered))
             continue
-        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):  # else the whole call would fail
-            failed.append((item, Failure("step_error", f"the schema function gave {_shown(schema)}, not a "
-                                                       "pydantic model class")))
-            continue
-        try:
-            budgets.append(token_budget(schema))
-        except ValueError as error:  # an unbounded string or list: no budget, so no call for it
-            failed.append((item, Failure("step_error", f"schema {schema.__name__}: {error}")))
-            continue
-        if not isinstance(text, str):
-            failed.append((item, Failure("step_error", f"the prompt function gave {_shown(text)}, not text")))
-            continue
-        item.prompts[name] = text
-        prompt = chat(step.instructions or scorer.instructions, item.prompts[name], step.examples)
-        asked.append((item, schema, prompt))
+        budgets += [token_budget(schema) for schema, _ in rendered]
+        item.prompts[name] = _shown_parts([text for _, text in rendered])
+        asked.append((item, [(schema, chat(step.instructions or scorer.instructions, text, step.examples))
+                             for schema, text in rendered]))
     if not asked:
         return [], failed
     judge = step.judge or scorer.judge
     assert judge is not None  # batch_steps checked it
-    prompts, schemas = [p for _, _, p in asked], [s for _, s, _ in asked]
+    prompts = [prompt for _, parts in asked for _, prompt in parts]
+    schemas = [schema for _, parts in asked for schema, _ in parts]
     budget = max(budgets)
     outputs = list((yield Ask(judge, prompts, schemas, budget)))
     parsed = [parse_answer(out, schema) for out, schema in zip(outputs, schemas, strict=True)]
@@ -274,10 +263,71 @@ def _ask(scorer: Recipe, name: str, step: JudgeStep,
         for i, out in zip(retry, again, strict=True):
             outputs[i] = replace(out, new_tokens=outputs[i].new_tokens + out.new_tokens)
             parsed[i] = parse_answer(out, schemas[i])
-    for (item, _, _), out in zip(asked, outputs, strict=True):
+    answers: list[Answer] = []
+    start = 0
+    for item, parts in asked:
+        end = start + len(parts)
+        answer, out = _joined(scorer, step, item, parsed[start:end], outputs[start:end])
+        start = end
         item.new_tokens += out.new_tokens
         item.label_probs[name] = out.label_probs
-    return [(item, answer, out) for (item, _, _), answer, out in zip(asked, parsed, outputs, strict=True)], failed
+        answers.append((item, answer, out))
+    return answers, failed
+
+
+def _render(scorer: Recipe, step: JudgeStep, item: _Item) -> list[tuple[type[BaseModel], str]] | Failure:
+    """The (schema, user message) of each of the item's prompts for `step`: one, or one per part
+    of a split step; or why they could not be made (a user's hook failed or gave a bad value)."""
+    try:  # UnscorableError, or a user's split, prompt or schema function: this item only
+        parts = [item.results] if step.split is None else step.split(item.sample, item.results)
+        if not isinstance(parts, (list, tuple)) or not parts:
+            return Failure("step_error", f"the split function gave {_shown(parts)}, not a non-empty list of parts")
+        if step.split is not None:
+            parts = [{**item.results, "part": part} for part in parts]
+        made = [(step.schema_for(item.sample, results), step.prompt(item.sample, results)) for results in parts]
+    except Exception as error:  # noqa: BLE001 - user code
+        return failure_of(error)
+    for schema, text in made:
+        if not (isinstance(schema, type) and issubclass(schema, BaseModel)):  # else the whole call would fail
+            return Failure("step_error", f"the schema function gave {_shown(schema)}, not a pydantic model class")
+        try:
+            token_budget(schema)
+        except ValueError as error:  # an unbounded string or list: no budget, so no call for it
+            return Failure("step_error", f"schema {schema.__name__}: {error}")
+        if not isinstance(text, str):
+            return Failure("step_error", f"the prompt function gave {_shown(text)}, not text")
+    return made
+
+
+def _shown_parts(texts: list[str]) -> str:
+    """The prompt kept in the result: the one text, or each part's under a ``[part k of n]`` line."""
+    if len(texts) == 1:
+        return texts[0]
+    return "\n\n".join(f"[part {k} of {len(texts)}]\n{text}" for k, text in enumerate(texts, 1))
+
+
+def _joined(scorer: Recipe, step: JudgeStep, item: _Item, parsed: list[dict[str, Any] | Failure],
+            outputs: list[Generation]) -> tuple[dict[str, Any] | Failure, Generation]:
+    """One item's answer and raw output from its parts': the one part's as they are; else the
+    first bad part's (naming it), or the answers joined by `step.join` with the outputs as one
+    (texts a line each, tokens added, label probabilities in part order)."""
+    if len(parsed) == 1:
+        return parsed[0], outputs[0]
+    answers = []
+    for k, (answer, out) in enumerate(zip(parsed, outputs, strict=True), 1):
+        if isinstance(answer, Failure):
+            return Failure(answer.kind, f"part {k} of {len(parsed)}: {answer.message}"), out
+        answers.append(answer)
+    out = Generation("\n".join(o.text for o in outputs), finished=all(o.finished for o in outputs),
+                     new_tokens=sum(o.new_tokens for o in outputs),
+                     label_probs=tuple(p for o in outputs for p in o.label_probs))
+    try:  # UnscorableError (parts that contradict each other), or a user's join: this item only
+        joined = resolve(step.join(item.sample, item.results, answers))
+    except Exception as error:  # noqa: BLE001 - user code
+        return failure_of(error), out
+    if not isinstance(joined, dict):
+        return Failure("step_error", f"the join function gave {_shown(joined)}, not a dict"), out
+    return joined, out
 
 
 def chat(system: str, user: str, examples: Sequence[tuple[str, str]] = ()) -> ChatPrompt:

@@ -52,6 +52,35 @@ def _keep(run: Sample, results: Results, parsed: dict[str, Any]) -> Any:
     return parsed
 
 
+def join_lists(run: Sample, results: Results, answers: list[dict[str, Any]]) -> dict[str, Any]:
+    """A split step's answers as one (the default `JudgeStep.join`): each list field the parts'
+    lists one after another, in part order; any other field must be the same in every part
+    (else `UnscorableError`, naming it)."""
+    joined: dict[str, Any] = {}
+    for answer in answers:
+        for key, value in answer.items():
+            if key not in joined:
+                joined[key] = list(value) if isinstance(value, list) else value
+            elif isinstance(value, list) and isinstance(joined[key], list):
+                joined[key] += value
+            elif value != joined[key]:
+                raise UnscorableError(f"the parts' answers differ in {key!r}, which is not a list to join")
+    return joined
+
+
+def spans(count: int, size: int) -> list[tuple[int, int]]:
+    """`count` items in parts of at most `size`, as (start, end) index pairs, for a `split`:
+    ``spans(25, 20)`` is ``[(0, 20), (20, 25)]``; one part (``(0, 0)``) for no items."""
+    return [(start, min(start + size, count)) for start in range(0, count, size)] or [(0, 0)]
+
+
+def part_of(results: Results, count: int) -> tuple[int, int]:
+    """The (start, end) span a split step's prompt or schema is asked for (``results["part"]``),
+    or all `count` items for a step asked whole."""
+    start, end = results.get("part", (0, count))
+    return start, end
+
+
 @dataclass(frozen=True)
 class JudgeStep:
     """A step the judge answers, in JSON constrained to `schema`.
@@ -68,6 +97,14 @@ class JudgeStep:
         judge: This step's own judge (default: the scorer's).
         by_rule: Answers some items without the judge: returns the step's result for the item,
             or None to ask the judge (a terse answer is one claim, with no claims step).
+        split: Splits one run's work into several prompts of the same judge call (25 context
+            pieces asked as 20 and 5, where the schema bounds a list): returns the parts, in
+            order (a non-empty list; `spans` makes index ranges). `prompt` and `schema` are then
+            called once per part, with the part in ``results["part"]``; the parts' validated
+            answers are joined by `join` into the one answer `finish` gets. A part's bad
+            answer leaves the run unscored, naming the part. None: one prompt per run.
+        join: Joins a split step's answers, in part order, into one (default `join_lists`:
+            list fields concatenated); may raise `UnscorableError`.
     """
 
     instructions: str
@@ -77,6 +114,8 @@ class JudgeStep:
     finish: Callable[[Sample, Results, dict[str, Any]], Any] = _keep
     judge: Judge | None = None
     by_rule: Callable[[Sample, Results], Any] | None = None
+    split: Callable[[Sample, Results], Any] | None = None
+    join: Callable[[Sample, Results, list[dict[str, Any]]], dict[str, Any]] = join_lists
 
     def schema_for(self, run: Sample, results: Results) -> type[BaseModel]:
         if isinstance(self.schema, type) and issubclass(self.schema, BaseModel):

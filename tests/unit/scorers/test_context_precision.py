@@ -4,6 +4,7 @@ ranked context pieces, its edge cases, and the probability twin."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -50,10 +51,22 @@ def test_without_context_the_run_is_refused_before_any_call(fake_judge: FakeJudg
     assert result.score is None and result.error_kind == "invalid_run" and not judge.calls
 
 
-def test_too_many_pieces_are_unscored(fake_judge: FakeJudgeFactory) -> None:
-    judge = fake_judge()
-    result = context_precision_scorer(judge).run(run(21))
-    assert result.score is None and result.error_kind == "unscorable" and "at most 20" in (result.error or "")
+def test_over_20_pieces_are_asked_in_parts_of_one_call_and_joined_in_rank_order(fake_judge: FakeJudgeFactory) -> None:
+    """25 pieces (a common retrieval): parts of 20 and 5 in the analyze step's one call; the MAP is
+    over all 25, each verdict on its own piece (issue 46 item 3: no cap)."""
+    useful = {2, 22, 25}
+
+    def judged(prompt: Any) -> dict[str, Any]:
+        ranks = [int(n) for n in re.findall(r"^(\d+)\. Piece number \1\.$", str(prompt[-1]["content"]), re.M)]
+        return verdicts(["yes" if rank in useful else "no" for rank in ranks])
+
+    judge = fake_judge(PieceVerdicts=judged)
+    result = context_precision_scorer(judge).run(run(25))
+    (call,) = [c for c in judge.calls if c.schema_names[0] == "PieceVerdicts"]
+    assert len(call.prompts) == 2 and "Give exactly 5 verdicts" in str(call.prompts[1][-1]["content"])
+    assert [v["verdict"] == "yes" for v in result.analyze_step_result["verdicts"]] == [
+        i in useful for i in range(1, 26)]
+    assert result.score == round((1 / 2 + 2 / 22 + 3 / 25) / 3, 2)
 
 
 def test_prob_score_weighs_each_rank_by_the_yes_probability(fake_judge: FakeJudgeFactory) -> None:

@@ -4,6 +4,7 @@ and missing-context penalties, its options and edge cases, and the probability t
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -136,11 +137,22 @@ def test_one_evaluation_per_piece_is_asked(fake_judge: FakeJudgeFactory) -> None
     assert schema["missing_context"]["maxItems"] == MAX_MISSING
 
 
-def test_too_many_pieces_are_unscored(fake_judge: FakeJudgeFactory) -> None:
-    judge = fake_judge()
-    result = context_relevance_scorer(judge).run(run(21))
-    assert result.score is None and result.error_kind == "unscorable" and "at most 20" in (result.error or "")
-    assert not judge.calls
+def test_over_20_pieces_are_asked_in_parts_of_one_call_and_joined_in_order(fake_judge: FakeJudgeFactory) -> None:
+    """25 pieces: parts of 20 and 5 in one call; every piece evaluated, the missing notes of both
+    parts kept, each once (issue 46 item 3: no cap)."""
+    def judged(prompt: Any) -> dict[str, Any]:
+        numbers = [int(n) for n in re.findall(r"^(\d+)\. Piece number \1\.$", str(prompt[-1]["content"]), re.M)]
+        return answer(["none/no" if n in (2, 24) else "high/yes" for n in numbers], ["Prices"])
+
+    judge = fake_judge(ContextEvaluations=judged)
+    result = context_relevance_scorer(judge).run(run(25))
+    (call,) = [c for c in judge.calls if c.schema_names[0] == "ContextEvaluations"]
+    assert len(call.prompts) == 2
+    found = result.analyze_step_result
+    assert [(e["context_index"], e["relevance"]) for e in found["evaluations"]] == [
+        (i, "none" if i in (1, 23) else "high") for i in range(25)]
+    assert found["missing_context"] == ["Prices"]
+    assert result.score == round(23 / 25 - 0.15, 2)
 
 
 def test_a_repeated_missing_note_counts_once(fake_judge: FakeJudgeFactory) -> None:

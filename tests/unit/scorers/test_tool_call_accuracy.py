@@ -5,6 +5,7 @@ and tool names, the probability twin, and direct mode."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -93,9 +94,20 @@ def test_an_empty_output_without_tool_calls_is_unscored_before_any_call(fake_jud
     assert tools_only.score == 1.0, "tool calls without text are an output"
 
 
-def test_too_many_tool_calls_are_unscored(fake_judge: FakeJudgeFactory) -> None:
-    result = tool_call_accuracy_scorer(fake_judge()).run(run(21))
-    assert result.score is None and result.error_kind == "unscorable" and "at most 20" in (result.error or "")
+def test_over_20_tool_calls_are_asked_in_parts_of_one_call_and_joined_in_order(fake_judge: FakeJudgeFactory) -> None:
+    """25 calls: parts of 20 and 5 in one call, numbered on; the share over all 25, each verdict on
+    its own call (issue 46 item 3: no cap)."""
+    def judged(prompt: Any) -> dict[str, Any]:
+        numbers = [int(n) for n in re.findall(r"^(\d+)\. \w+ ", str(prompt[-1]["content"]), re.M)]
+        return answer(["no" if n % 5 == 0 else "yes" for n in numbers], ["send_email"])
+
+    judge = fake_judge(ToolCallVerdicts=judged)
+    result = tool_call_accuracy_scorer(judge).run(run(25))
+    (call,) = [c for c in judge.calls if c.schema_names[0] == "ToolCallVerdicts"]
+    assert len(call.prompts) == 2 and '21. send_email {"city":"Paris"}' in str(call.prompts[1][-1]["content"])
+    found = result.analyze_step_result
+    assert [e["verdict"] for e in found["evaluations"]] == ["no" if n % 5 == 0 else "yes" for n in range(1, 26)]
+    assert found["missing_tools"] == ["send_email"] and result.score == 0.8
 
 
 def test_the_judge_sees_the_request_the_tools_and_the_numbered_calls(fake_judge: FakeJudgeFactory) -> None:

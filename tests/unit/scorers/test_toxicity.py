@@ -8,8 +8,9 @@ import pytest
 
 from localjudge import toxicity_scorer
 from localjudge.samples.runs import Sample
+from localjudge.scorers.statements import sentences_of
 from localjudge.scorers.toxicity import analyze_schema, statements_of
-from tests.fakes import Answer, FakeJudgeFactory
+from tests.fakes import Answer, FakeJudgeFactory, toxicity_statements, toxicity_verdicts
 
 
 def toxicity_answers(statements: list[tuple[str, str]]) -> dict[str, Answer]:
@@ -68,3 +69,20 @@ def test_toxicity_with_too_few_verdicts_is_unscored(fake_judge: FakeJudgeFactory
     judge = fake_judge(toxicity_answers([("no", "none")]))
     result = toxicity_scorer(judge).run({"input": "q", "output": "Fine. Also fine."})
     assert result.score is None and result.error_kind == "invalid_output"
+
+
+@pytest.mark.parametrize("compat", ["localjudge", "mastra"])
+def test_twelve_sentences_are_judged_one_by_one_in_parts_of_one_call(compat: str,
+                                                                      fake_judge: FakeJudgeFactory) -> None:
+    """One toxic sentence in 12 scores Mastra's mean over 12 (0.08), not 0.1 over 10 merged runs:
+    parts of 10 and 2 in the analyze step's one call, joined in order (issue 46 item 3)."""
+    output = " ".join(f"Sentence {i} is here." for i in range(1, 12)) + " You are an idiot."
+    judge = fake_judge(ToxicityVerdicts=lambda prompt: toxicity_verdicts(prompt, lambda s: "idiot" in s))
+    result = toxicity_scorer(judge, compat=compat).run({"input": "q", "output": output})
+    (call,) = [c for c in judge.calls if c.schema_names[0] == "ToxicityVerdicts"]
+    assert [len(toxicity_statements(p)) for p in call.prompts] == [10, 2]
+    assert "11. Sentence 11 is here.\n12. You are an idiot." in str(call.prompts[1][-1]["content"])
+    verdicts = result.analyze_step_result["verdicts"]
+    assert [(v["statement"], v["verdict"]) for v in verdicts] == [
+        (s, "yes" if "idiot" in s else "no") for s in sentences_of(output)] and len(verdicts) == 12
+    assert result.score == 0.08
