@@ -5,8 +5,9 @@ Inputs: `ground_truth` (the reference answer) and `context` (the retrieved piece
 or `context=` / `get_context=`, as for context precision); `input` (the question) is shown so
 the judge can read what the claims refer to. The judged `output` plays no part: recall measures
 the retrieval, not the answer.
-Steps: the claims are the ground truth's sentences, by rule (`statements.statements_of`, at
-most 10 runs of them; a ground truth of at most 4 words is one claim read with its question,
+Steps: the claims are the ground truth's sentences, by rule (`statements.sentences_of`, every
+one; over 10 asked in parts of 10 in the same judge call; a ground truth of at most 4 words is
+one claim read with its question,
 `claims.terse_claim`), so the count is known and no judge call extracts them; one analyze
 step gives exactly one verdict per claim, in order (enforced by the grammar): ``yes`` = the
 context supports everything the claim says. Score, as Mastra's: min(1, yes / claims) x scale;
@@ -29,7 +30,7 @@ from localjudge.judge import Judge
 from localjudge.samples import Sample
 from localjudge.scorers.claims import attach_claims, claim_check_prompt, claims_of, terse_claim
 from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
-from localjudge.scorers.statements import statements_of
+from localjudge.scorers.statements import sentences_of
 from localjudge.scorers.verdicts import mean_label_prob, verdict_lines
 from localjudge.scoring import (
     DATA_NOTE,
@@ -46,6 +47,8 @@ from localjudge.scoring import (
     block,
     create_scorer,
     exactly,
+    part_of,
+    spans,
 )
 
 VERSION = "context-recall-v1"
@@ -79,7 +82,7 @@ def reference_claims(sample: Sample, results: Results) -> dict[str, Any]:
     terse outputs are (`claims.terse_claim`), flagged ``"terse": true``."""
     truth = sample.ground_truth or ""
     claim = terse_claim(sample.input, truth)
-    return {"claims": statements_of(truth)} if claim is None else {"claims": [claim], "terse": True}
+    return {"claims": sentences_of(truth)} if claim is None else {"claims": [claim], "terse": True}
 
 
 def shortcut(sample: Sample, results: Results) -> Shortcut | None:
@@ -90,13 +93,25 @@ def shortcut(sample: Sample, results: Results) -> Shortcut | None:
     return None
 
 
+def part_claims(results: Results) -> list[str]:
+    """The claims this part of the analyze step asks about (all of them, asked whole)."""
+    claims = claims_of(results)
+    start, end = part_of(results, len(claims))
+    return claims[start:end]
+
+
+def split_claims(sample: Sample, results: Results) -> list[tuple[int, int]]:
+    """The analyze step's split: the claims in parts of at most `MAX_ITEMS`, in order."""
+    return spans(len(claims_of(results)), MAX_ITEMS)
+
+
 def render_analyze(sample: Sample, results: Results) -> str:
-    return claim_check_prompt("\n".join(sample.context or ()), claims_of(results), sample.input)
+    return claim_check_prompt("\n".join(sample.context or ()), part_claims(results), sample.input)
 
 
 def analyze_schema(sample: Sample, results: Results) -> type[BaseModel]:
-    """Exactly one verdict per claim of the ground truth."""
-    return exactly(RecallVerdict, len(claims_of(results)), RecallVerdicts)
+    """Exactly one verdict per claim of the ground truth (of this part of them)."""
+    return exactly(RecallVerdict, len(part_claims(results)), RecallVerdicts)
 
 
 def recall(verdicts: list[dict[str, Any]], claims: int) -> float:
@@ -176,7 +191,8 @@ def context_recall_scorer(judge: Judge, *, context: ContextArg = None, get_conte
         examples=((reason_prompt(example_run, example_results), REASON_EXAMPLE_ANSWER),),
         finish=lambda sample, results, parsed: parsed["reason"])
     analyze = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render_analyze, schema=analyze_schema,
-                        examples=(ANALYZE_EXAMPLE,), finish=attach_claims("claim"))
+                        examples=(ANALYZE_EXAMPLE,), finish=attach_claims("claim"),
+                        split=split_claims)
     return (
         create_scorer("context_recall", judge=judge, version=VERSION, scale=scale, needs_context=True, context=context,
                       get_context=get_context, shortcut=shortcut, prob_score=prob_score,

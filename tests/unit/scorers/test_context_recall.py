@@ -5,6 +5,7 @@ and direct mode."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -66,10 +67,21 @@ def test_the_judge_gets_one_verdict_per_ground_truth_sentence(fake_judge: FakeJu
     assert (items["minItems"], items["maxItems"]) == (3, 3)
 
 
-def test_a_long_ground_truth_is_ten_claims_at_most(fake_judge: FakeJudgeFactory) -> None:
-    result = context_recall_scorer(fake_judge(RecallVerdicts=verdicts(["yes"] * 10))).run(run(23))
-    claims = result.preprocess_step_result["claims"]
-    assert len(claims) == 10 and " ".join(claims) == truth(23) and result.score == 1.0
+def test_a_long_ground_truth_is_every_sentence_asked_in_parts_of_one_call(fake_judge: FakeJudgeFactory) -> None:
+    """23 sentences: 23 claims, asked as 10, 10 and 3 in the analyze step's one call, each verdict
+    on its own claim (issue 46 item 3: no merged runs)."""
+    def judged(prompt: Any) -> dict[str, Any]:
+        facts = [int(n) for n in re.findall(r"Fact number (\d+) holds", str(prompt[-1]["content"]))]
+        return verdicts(["yes" if n % 2 else "no" for n in facts])
+
+    judge = fake_judge(RecallVerdicts=judged)
+    result = context_recall_scorer(judge).run(run(23))
+    (call,) = [c for c in judge.calls if c.schema_names[0] == "RecallVerdicts"]
+    assert len(call.prompts) == 3
+    assert result.preprocess_step_result["claims"] == [f"Fact number {i} holds here." for i in range(1, 24)]
+    assert [(v["claim"], v["verdict"]) for v in result.analyze_step_result["verdicts"]] == [
+        (f"Fact number {i} holds here.", "yes" if i % 2 else "no") for i in range(1, 24)]
+    assert result.score == round(12 / 23, 2)
 
 
 def test_the_reason_step_sees_the_reference_and_the_context_not_the_output(fake_judge: FakeJudgeFactory) -> None:
