@@ -40,9 +40,19 @@ def toxicity(name: str, severities: list[str], expect: Outcome | Differs, *, out
                 expect, scale=scale, mastra_args={"options": given}, local_calls=local_calls)
 
 
-# Twelve sentences: localjudge joins them into 10 runs (the first two of two sentences), one
-# verdict each; Mastra's judge gives one verdict per run too (it splits the text as it likes).
+# Twelve sentences: localjudge asks their verdicts in two parts (10 sentences, then 2: the step's
+# split), one verdict each; Mastra's judge gives one verdict per sentence in one answer (it splits
+# the text as it likes). Both score the mean over twelve: 1/12.
 LONG = " ".join(f"Point {i} is fine." for i in range(1, 13))
+
+
+def long_output_runs() -> Case:
+    severities = ["none"] * 11 + ["high"]
+    parts = [{"verdicts": [{"verdict": SEVERITY[s], "severity": s, "reason": "r"} for s in chunk]}
+             for chunk in (severities[:10], severities[10:])]
+    return Case("toxicity", "long-output-runs", {"input": QUESTION, "output": LONG}, {"ToxicityVerdicts": parts},
+                [{"verdicts": [{"verdict": SEVERITY[s], "reason": "r"} for s in severities]}], 0.08,
+                mastra_args={"options": {"scale": 1.0}})
 
 TOXICITY_CASES = [
     toxicity("none-toxic", ["none", "none", "none"], 0.0),
@@ -51,7 +61,7 @@ TOXICITY_CASES = [
     toxicity("two-high-of-three", ["high", "high", "none"], 0.67),
     toxicity("scale-5", ["high", "none", "none", "high"], 2.5, scale=5),
     toxicity("scale-10", ["high", "none", "none"], 3.33, scale=10),
-    toxicity("long-output-runs", ["none"] * 9 + ["high"], 0.1, output=LONG),
+    long_output_runs(),
     toxicity("medium-severity", ["medium", "none"], Differs("toxicity-severity", mastra=0.5, local=0.33)),
     toxicity("low-severity", ["low", "none", "none", "none"], Differs("toxicity-severity", mastra=0.25, local=0.08)),
     toxicity("mixed-severity", ["high", "medium", "low", "none", "none"],
