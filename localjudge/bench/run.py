@@ -58,6 +58,7 @@ from localjudge.bench.types import (
 )
 from localjudge.evaluation import ResultStore, evaluate, write_table
 from localjudge.judge import Judge
+from localjudge.result import ScoreResult
 from localjudge.scorers import WORDS_PER_CLAIM, build_scorer
 from localjudge.scoring import Scorer
 
@@ -158,10 +159,16 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int
     judged = {JUDGE: kept}
     if has_prob:
         judged[JUDGE_PROB] = [i for i in kept if results[i].prob_score is not None or i in shortcut]
+    if mode == "ensemble":  # each mode's probability beside their mean, on the mean's rows
+        for part in ENSEMBLE_PARTS:
+            judged[f"{part} prob score"] = [i for i in judged.get(JUDGE_PROB, [])
+                                            if _part_probability(results[i], part) is not None]
     baselines = _baselines(scorer, {i: samples[i] for i in kept})
 
     def values(name: str, i: int) -> float:
         r = results[i]
+        if name.endswith(" prob score") and name.split()[0] in ENSEMBLE_PARTS:
+            return _part_probability(r, name.split()[0]) / scorer.scale  # type: ignore[operator]  # (rows with one)
         value = r.score if name == JUDGE or r.prob_score is None else r.prob_score
         return value / scorer.scale  # type: ignore[operator]  # scored rows only
 
@@ -197,6 +204,16 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int
                          notes, series, sources, calibrated, routes, not_scorable,
                          cost_of(mode, len(results), evaluation.summary[scorer.name], counted.calls))
     return result, evaluation.dataset
+
+
+ENSEMBLE_PARTS = ("pipeline", "direct")  # an ensemble row's two modes (`localjudge.scorers.ensemble`)
+
+
+def _part_probability(result: ScoreResult, part: str) -> float | None:
+    """The probability one mode of an ensemble row put into the mean (its `analyze` side)."""
+    sides = result.analyze_step_result
+    side = sides.get(part) if isinstance(sides, dict) else None
+    return side.get("probability") if isinstance(side, dict) else None
 
 
 # The texts word overlap compares, by what a scorer shows: (the judged text, what it is checked against).

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from localjudge.bench.metrics import roc_auc
 from localjudge.bench.platt import fit_platt, platt
 from localjudge.cli import shared
 from localjudge.cli.main import main
@@ -119,13 +120,19 @@ def test_bench_reports_each_modes_cost_and_fits_the_ensembles_own_calibration(
     use_judge(monkeypatch, known_probs_judge(fake_judge))
     cal = tmp_path / "cal.json"
     costs = {mode: bench(tmp_path, data, mode)["cost"] for mode in ("pipeline", "direct")}
-    costs["ensemble"] = bench(tmp_path, data, "ensemble", "--fit-calibration", str(cal))["cost"]
+    ensemble = bench(tmp_path, data, "ensemble", "--fit-calibration", str(cal))
+    costs["ensemble"] = ensemble["cost"]
     assert {m: (c["mode"], c["rows_judged"]) for m, c in costs.items()} == {m: (m, 40) for m in costs}
     # 40 rows in batches of 8: the direct verdict rides in the pipeline's calls (verdicts, then reasons)
     assert [costs[m]["judge_calls"] for m in ("pipeline", "direct", "ensemble")] == [10, 5, 10]
     assert all(c["rows_per_s"] is None or c["rows_per_s"] > 0 for c in costs.values())
     fitted = json.loads(cal.read_text())["maps"]
     assert [(m["scorer"], m["mode"]) for m in fitted] == [("hallucination", "ensemble")]
+    # the ensemble's report measures each mode's probability beside their mean, on the same rows
+    aucs = {row["name"]: (row["n"], row["auc"]["value"]) for row in ensemble["table"] if row["kind"] == "judge"}
+    assert aucs["pipeline prob score"] == (40, pytest.approx(roc_auc(PIPELINE, LABELS), abs=1e-4))
+    assert aucs["direct prob score"] == (40, pytest.approx(roc_auc(DIRECT, LABELS), abs=1e-4))
+    assert aucs["judge prob score"] == (40, pytest.approx(roc_auc(MEANS, LABELS), abs=1e-4))
 
     out = tmp_path / "calibrated.jsonl"  # the map, applied to an ensemble run: fitted on the means
     assert score(data, out, "--mode", "ensemble", "--calibration", str(cal)) == 0
