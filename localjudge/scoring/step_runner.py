@@ -282,6 +282,9 @@ def _render(scorer: Recipe, step: JudgeStep, item: _Item) -> list[tuple[type[Bas
         parts = [item.results] if step.split is None else step.split(item.sample, item.results)
         if not isinstance(parts, (list, tuple)) or not parts:
             return Failure("step_error", f"the split function gave {_shown(parts)}, not a non-empty list of parts")
+        if len(parts) > step.max_parts:
+            return Failure("unscorable", f"this run needs {len(parts)} prompts (its items asked in parts), over the "
+                                         f"step's max_parts of {step.max_parts}: too long to judge")
         if step.split is not None:
             parts = [{**item.results, "part": part} for part in parts]
         made = [(step.schema_for(item.sample, results), step.prompt(item.sample, results)) for results in parts]

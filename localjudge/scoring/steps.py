@@ -68,6 +68,9 @@ def join_lists(run: Sample, results: Results, answers: list[dict[str, Any]]) -> 
     return joined
 
 
+MAX_PARTS = 8  # a split run's prompts in one step: 80 sentences, 160 context pieces or tool calls
+
+
 def spans(count: int, size: int) -> list[tuple[int, int]]:
     """`count` items in parts of at most `size`, as (start, end) index pairs, for a `split`:
     ``spans(25, 20)`` is ``[(0, 20), (20, 25)]``; one part (``(0, 0)``) for no items."""
@@ -105,6 +108,10 @@ class JudgeStep:
             answer leaves the run unscored, naming the part. None: one prompt per run.
         join: Joins a split step's answers, in part order, into one (default `join_lists`:
             list fields concatenated); may raise `UnscorableError`.
+        max_parts: The most parts one run's split may ask (default `MAX_PARTS`): a run needing
+            more is unscored (``unscorable``) saying so, before any call. Parts lift a schema's
+            bound, not the judge's window: a text far past the window (2,500 sentences: 250 parts)
+            would otherwise be judged piece by piece, for minutes, with no reason step that fits.
     """
 
     instructions: str
@@ -116,6 +123,7 @@ class JudgeStep:
     by_rule: Callable[[Sample, Results], Any] | None = None
     split: Callable[[Sample, Results], Any] | None = None
     join: Callable[[Sample, Results, list[dict[str, Any]]], dict[str, Any]] = join_lists
+    max_parts: int = MAX_PARTS
 
     def schema_for(self, run: Sample, results: Results) -> type[BaseModel]:
         if isinstance(self.schema, type) and issubclass(self.schema, BaseModel):

@@ -15,7 +15,9 @@ from localjudge.judge import TOO_LONG
 
 def test_real_model_records_a_row_longer_than_its_window(real_judge: Any) -> None:
     assert real_judge.context_window == 8192  # SmolLM2's max_position_embeddings
-    long_output = "The tower is tall. " * 2500  # ~12,500 tokens
+    # ~12,500 tokens in one sentence: one prompt (2,500 short sentences would be asked in parts of
+    # 10, and are refused before any call as over the step's max_parts: tests/unit/scoring)
+    long_output = "the tower is tall and " * 2500 + "done."
     results = toxicity_scorer(real_judge).run_batch([{"output": "Fine."}, {"output": long_output}])
     assert results[0].scored, results[0].error
     error = results[1].error or ""

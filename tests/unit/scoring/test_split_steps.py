@@ -171,3 +171,16 @@ def test_spans() -> None:
     assert spans(25, 20) == [(0, 20), (20, 25)]
     assert spans(20, 20) == [(0, 20)]
     assert spans(0, 20) == [(0, 0)]
+
+
+def test_a_run_needing_more_parts_than_max_parts_is_unscored_before_any_call(fake_judge: FakeJudgeFactory) -> None:
+    """Parts lift a schema's bound, not the judge's window: a run over the step's `max_parts` is
+    refused in one line, the run beside it scored; at `max_parts` it is asked."""
+    judge = fake_judge(Marks=marked)
+    capped = scorer(judge, replace(STEP, max_parts=2))
+    long_run, short_run = {"output": " ".join(["tango"] * 9)}, {"output": WORDS[:30]}  # 9 words: 3 parts
+    refused, scored = capped.run_batch([long_run, short_run], on_invalid="record")
+    assert refused.score is None and refused.error_kind == "unscorable"
+    assert "needs 3 prompts" in (refused.error or "") and "max_parts of 2" in (refused.error or "")
+    assert scored.scored and [len(c.prompts) for c in judge.calls] == [2]  # only the short run's parts asked
+    assert scorer(judge, replace(STEP, max_parts=3)).run(long_run).score == 1.0
