@@ -3,8 +3,9 @@
 Inputs: `output` (judged) and `ground_truth` (the reference answer: required, as Mastra throws
 without it, unless ``require_ground_truth=False``: then a run without one scores 0 with no judge
 call); `input`, when given, is shown so the judge knows what both answer.
-Units come from both texts by rule (their sentences, `statements.statements_of`), so the judge
-cannot skip, invent or merge one, and the grammar fixes every verdict count. Steps:
+Units come from both texts by rule (their sentences, `statements.sentences_of`, every one: over
+10 are asked in parts of at most 10 in the step's one judge call, as Mastra sets no cap), so
+the judge cannot skip, invent or merge one, and the grammar fixes every verdict count. Steps:
 - preprocess: one verdict per statement of the output against the reference: ``agrees`` (the
   reference says it too), ``extra`` (the reference does not mention it: Mastra's
   ``extraInOutput``) or ``contradicts`` (it conflicts with the reference: Mastra's
@@ -36,7 +37,7 @@ from pydantic import BaseModel, Field
 from localjudge.judge import Judge
 from localjudge.samples import Sample
 from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
-from localjudge.scorers.statements import statements_of
+from localjudge.scorers.statements import sentences_of
 from localjudge.scorers.verdicts import label_choices, reason_step
 from localjudge.scoring import (
     DATA_NOTE,
@@ -53,6 +54,8 @@ from localjudge.scoring import (
     exactly,
     neutralise,
     normal,
+    part_of,
+    spans,
 )
 
 VERSION = "answer-similarity-v1"
@@ -126,25 +129,27 @@ Judge only by the two texts, not by your own knowledge. Give exactly one match p
 {DATA_NOTE}"""
 
 
-def _numbered(statements: list[str]) -> str:
-    return "\n".join(f"{i}. {s}" for i, s in enumerate(statements, 1))
+def _numbered(statements: list[str], first: int = 1) -> str:
+    return "\n".join(f"{i}. {s}" for i, s in enumerate(statements, first))
 
 
 def _question(question: str) -> str:
     return f"Both answer this question:\n{block('QUESTION', question)}\n" if question.strip() else ""
 
 
-def checks_prompt(question: str, reference: str, statements: list[str]) -> str:
-    """Preprocess: the reference whole, the response one numbered statement a line."""
+def checks_prompt(question: str, reference: str, statements: list[str], first: int = 1) -> str:
+    """Preprocess: the reference whole, the response one numbered statement a line (numbered
+    from `first`: a later part of a long response)."""
     return (f"{_question(question)}{block('REFERENCE', reference)}\nThe response, one numbered statement a line:\n"
-            f"{block('RESPONSE', _numbered(statements))}\n"
+            f"{block('RESPONSE', _numbered(statements, first))}\n"
             f"Give exactly {len(statements)} verdicts, one per response statement, in order.")
 
 
-def matches_prompt(question: str, response: str, statements: list[str]) -> str:
-    """Analyze: the response whole, the reference one numbered statement a line."""
+def matches_prompt(question: str, response: str, statements: list[str], first: int = 1) -> str:
+    """Analyze: the response whole, the reference one numbered statement a line (numbered from
+    `first`: a later part of a long reference)."""
     return (f"{_question(question)}{block('RESPONSE', response)}\nThe reference answer, one numbered statement a "
-            f"line:\n{block('REFERENCE', _numbered(statements))}\n"
+            f"line:\n{block('REFERENCE', _numbered(statements, first))}\n"
             f"Give exactly {len(statements)} matches, one per reference statement, in order.")
 
 
@@ -173,34 +178,51 @@ REASON_EXAMPLE = (
 )
 
 
+def split_output(sample: Sample, results: Results) -> list[tuple[int, int]]:
+    """Preprocess's split: the output's sentences in parts of at most `MAX_ITEMS`."""
+    return spans(len(sentences_of(sample.output)), MAX_ITEMS)
+
+
+def split_truth(sample: Sample, results: Results) -> list[tuple[int, int]]:
+    """Analyze's split: the ground truth's sentences in parts of at most `MAX_ITEMS`."""
+    return spans(len(sentences_of(sample.ground_truth or "")), MAX_ITEMS)
+
+
+def part_units(text: str, results: Results) -> tuple[list[str], int]:
+    """The sentences of `text` this part asks about, and the number of its first."""
+    units = sentences_of(text)
+    start, end = part_of(results, len(units))
+    return units[start:end], start + 1
+
+
 def render_checks(sample: Sample, results: Results) -> str:
-    return checks_prompt(sample.input, sample.ground_truth or "", statements_of(sample.output))
+    return checks_prompt(sample.input, sample.ground_truth or "", *part_units(sample.output, results))
 
 
 def checks_schema(sample: Sample, results: Results) -> type[BaseModel]:
-    """Exactly one verdict per statement of the output."""
-    return exactly(ResponseCheck, len(statements_of(sample.output)), ResponseChecks)
+    """Exactly one verdict per statement of the output (of this part of it)."""
+    return exactly(ResponseCheck, len(part_units(sample.output, results)[0]), ResponseChecks)
 
 
 def attach_checks(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
-    output_units = statements_of(sample.output)
-    return {"output_units": output_units, "ground_truth_units": statements_of(sample.ground_truth or ""),
+    output_units = sentences_of(sample.output)
+    return {"output_units": output_units, "ground_truth_units": sentences_of(sample.ground_truth or ""),
             "checks": [{"output_unit": u, **v} for u, v in zip(output_units, parsed["verdicts"], strict=True)]}
 
 
 def render_matches(sample: Sample, results: Results) -> str:
-    return matches_prompt(sample.input, sample.output, statements_of(sample.ground_truth or ""))
+    return matches_prompt(sample.input, sample.output, *part_units(sample.ground_truth or "", results))
 
 
 def matches_schema(sample: Sample, results: Results) -> type[BaseModel]:
-    """Exactly one match per statement of the ground truth."""
-    return exactly(ReferenceMatch, len(statements_of(sample.ground_truth or "")), ReferenceMatches)
+    """Exactly one match per statement of the ground truth (of this part of it)."""
+    return exactly(ReferenceMatch, len(part_units(sample.ground_truth or "", results)[0]), ReferenceMatches)
 
 
 def attach_matches(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
     """Mastra's analysis: the matches (in its match types), the extras, the contradictions."""
     checks = results["preprocess_step_result"]["checks"]
-    truth_units = statements_of(sample.ground_truth or "")
+    truth_units = sentences_of(sample.ground_truth or "")
     return {
         "matches": [{"ground_truth_unit": u, "match_type": MATCH_TYPES[m["match"]], "reason": m["reason"]}
                     for u, m in zip(truth_units, parsed["matches"], strict=True)],
@@ -211,9 +233,9 @@ def attach_matches(sample: Sample, results: Results, parsed: dict[str, Any]) -> 
 
 
 CHECKS_STEP = JudgeStep(instructions=CHECKS_SYSTEM, prompt=render_checks, schema=checks_schema,
-                        examples=(CHECKS_EXAMPLE,), finish=attach_checks)
+                        examples=(CHECKS_EXAMPLE,), finish=attach_checks, split=split_output)
 MATCHES_STEP = JudgeStep(instructions=MATCHES_SYSTEM, prompt=render_matches, schema=matches_schema,
-                         examples=(MATCHES_EXAMPLE,), finish=attach_matches)
+                         examples=(MATCHES_EXAMPLE,), finish=attach_matches, split=split_truth)
 
 NO_TRUTH = (0.0, "No ground truth was given, so there is nothing to compare the output with: score 0.")
 EMPTY = (0.0, "The output is empty, so it gives none of the reference answer.")

@@ -3,8 +3,10 @@ points? The lower of the two, so a summary cannot pass by being faithful but emp
 thorough but wrong.
 
 Inputs: `input` (the source text) and `output` (the summary).
-The summary's claims are its statements by rule (its sentences, `statements.statements_of`),
-so the grammar fixes one verdict per claim. Steps:
+The summary's claims are its statements by rule (its sentences, `statements.sentences_of`, every
+one: over 10 are asked in parts of at most 10 in the preprocess step's one judge call, the
+questions in the first part only; Mastra sets no cap on claims), so the grammar fixes one
+verdict per claim. Steps:
 - preprocess (sees the source and the summary): closed questions about the source's main points
   (the source answers each "yes"; by the grammar 1 to `max_questions`, and at most one per
   sentence of the source), then one alignment verdict per summary statement: ``yes`` = the
@@ -33,7 +35,7 @@ from pydantic import BaseModel, Field, create_model
 from localjudge.judge import Judge
 from localjudge.samples import InvalidRunError, Sample
 from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
-from localjudge.scorers.statements import statements_of
+from localjudge.scorers.statements import sentences_of
 from localjudge.scorers.verdicts import mean_label_prob, reason_step
 from localjudge.scoring import (
     DATA_NOTE,
@@ -50,6 +52,8 @@ from localjudge.scoring import (
     exactly,
     neutralise,
     numbered,
+    part_of,
+    spans,
 )
 
 VERSION = "summarization-v2"
@@ -92,6 +96,13 @@ def judgement_schema(statements: int, max_questions: int) -> type[BaseModel]:
                         questions=(questions, ...), alignment=(alignment, ...))
 
 
+class AlignmentOnly(Strict):
+    """Preprocess, a later part of a long summary: its verdicts only (the first part wrote the
+    questions)."""
+
+    alignment: Annotated[list[AlignmentVerdict], Field(min_length=1, max_length=MAX_ITEMS)]
+
+
 JUDGEMENT_SYSTEM = f"""You check a summary against its source text, in two parts.
 1. Questions: write closed questions about the main points of the SOURCE, most important first. Each asks about
 one fact and is answered "yes" by the source alone. Choose them from the source only, whatever the summary says.
@@ -108,11 +119,16 @@ Give exactly one verdict per question, in order.
 {DATA_NOTE}"""
 
 
-def judgement_prompt(source: str, statements: list[str], max_questions: int) -> str:
-    lines = "\n".join(f"{i}. {s}" for i, s in enumerate(statements, 1))
-    return (f"{block('SOURCE', source)}\nThe summary, one numbered statement a line:\n{block('SUMMARY', lines)}\n"
-            f"Write {'1 question' if max_questions == 1 else f'1 to {max_questions} questions'} about the source, "
-            f"then give exactly {len(statements)} verdicts, one per summary statement, in order.")
+def judgement_prompt(source: str, statements: list[str], max_questions: int, first: int = 1) -> str:
+    """The source, then the summary one numbered statement a line (numbered from `first`); a
+    later part of a long summary (`first` > 1) asks for its verdicts only."""
+    lines = "\n".join(f"{i}. {s}" for i, s in enumerate(statements, first))
+    shown = f"{block('SOURCE', source)}\nThe summary, one numbered statement a line:\n{block('SUMMARY', lines)}\n"
+    if first > 1:
+        return (f"{shown}This is a later part of the summary: its questions are already written, so write none. "
+                f"Give exactly {len(statements)} verdicts, one per summary statement, in order.")
+    return (f"{shown}Write {'1 question' if max_questions == 1 else f'1 to {max_questions} questions'} about the "
+            f"source, then give exactly {len(statements)} verdicts, one per summary statement, in order.")
 
 
 def coverage_prompt(summary: str, questions: list[str]) -> str:
@@ -150,7 +166,7 @@ REASON_EXAMPLE = (
 def question_cap(source: str, max_questions: int) -> int:
     """How many questions the source may yield: one per sentence, at most `max_questions`, so a
     short source cannot grow questions it does not answer (a small judge pads a long list)."""
-    return len(statements_of(source, max_questions))
+    return min(len(sentences_of(source)), max_questions)
 
 
 def dedupe_questions(questions: list[str]) -> list[str]:
@@ -167,10 +183,23 @@ def dedupe_questions(questions: list[str]) -> list[str]:
 
 def attach_judgement(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
     """Mastra's preprocess result: each claim (a summary statement) with `supported`, and the questions."""
-    claims = statements_of(sample.output)
+    claims = sentences_of(sample.output)
     return {"alignment": [{"claim": c, "supported": v["verdict"] == "yes", "reason": v["reason"]}
                           for c, v in zip(claims, parsed["alignment"], strict=True)],
             "questions": dedupe_questions(parsed["questions"])}
+
+
+def split_claims(sample: Sample, results: Results) -> list[tuple[int, int]]:
+    """Preprocess's split: the summary's sentences in parts of at most `MAX_ITEMS` (the first
+    part also writes the questions; the default join keeps them and joins the verdicts)."""
+    return spans(len(sentences_of(sample.output)), MAX_ITEMS)
+
+
+def part_claims(sample: Sample, results: Results) -> tuple[list[str], int]:
+    """The summary sentences this part asks about, and the number of its first."""
+    claims = sentences_of(sample.output)
+    start, end = part_of(results, len(claims))
+    return claims[start:end], start + 1
 
 
 def questions_of(results: Results) -> list[str]:
@@ -344,13 +373,17 @@ def summarization_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipel
                                    compat=compat, mastra_numbers=MASTRA_NUMBERS, prepare_run=prepare_run)
 
     def render_judgement(sample: Sample, results: Results) -> str:
-        return judgement_prompt(sample.input, statements_of(sample.output), question_cap(sample.input, cap))
+        claims, first = part_claims(sample, results)
+        return judgement_prompt(sample.input, claims, question_cap(sample.input, cap), first)
 
     def schema(sample: Sample, results: Results) -> type[BaseModel]:
-        return judgement_schema(len(statements_of(sample.output)), question_cap(sample.input, cap))
+        claims, first = part_claims(sample, results)
+        if first > 1:
+            return exactly(AlignmentVerdict, len(claims), AlignmentOnly)
+        return judgement_schema(len(claims), question_cap(sample.input, cap))
 
     judgement = JudgeStep(instructions=JUDGEMENT_SYSTEM, prompt=render_judgement, schema=schema,
-                          examples=(JUDGEMENT_EXAMPLE,), finish=attach_judgement)
+                          examples=(JUDGEMENT_EXAMPLE,), finish=attach_judgement, split=split_claims)
     return (
         create_scorer("summarization", judge=judge, version=VERSION, scale=kept, shortcut=shortcut,
                       prob_score=prob_score, positive="faithful and complete", higher_is_better=True, compat=compat,

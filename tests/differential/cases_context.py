@@ -29,6 +29,20 @@ def precision(name: str, verdicts: list[str], expect: Outcome | Differs, *, orde
                 mastra_args={"options": {**options, "scale": scale if mastra_scale is None else mastra_scale}})
 
 
+MANY = [f"Nile fact number {i}." for i in range(1, 22)]  # 21 pieces: localjudge asks 20, then 1
+
+
+def many_precision() -> Case:
+    """21 pieces, useful first and last: localjudge asks 20 then 1 in the step's one call; both
+    score (1/1 + 2/21) / 2."""
+    verdicts = ["yes"] + ["no"] * 19 + ["yes"]
+    return Case("context_precision", "many-pieces-in-parts", {"input": QUESTION, "output": ANSWER},
+                {"PieceVerdicts": [{"verdicts": [{"verdict": v, "reason": "r"} for v in part]}
+                                   for part in (verdicts[:20], verdicts[20:])]},
+                [{"verdicts": [{"context_index": i, "verdict": v, "reason": "r"} for i, v in enumerate(verdicts)]}],
+                0.55, options={"context": MANY}, mastra_args={"options": {"context": MANY, "scale": 1.0}})
+
+
 PRECISION_CASES = [
     precision("all-useful", ["yes", "yes", "yes"], 1.0),
     precision("none-useful", ["no", "no"], 0.0),
@@ -38,6 +52,7 @@ PRECISION_CASES = [
     precision("useful-second-and-fourth", ["no", "yes", "no", "yes", "no"], 0.5),
     precision("listed-out-of-order", ["no", "yes", "yes"], 0.58, order=[2, 0, 1]),
     precision("scale-5", ["yes", "no", "yes"], 4.17, scale=5),
+    many_precision(),
     precision("scale-10", ["no", "yes"], 5.0, scale=10),
     precision("rounding-0.525", ["no", "no", "yes", "yes", "yes", "yes"], Differs("rounding", mastra=0.53, local=0.52),
               context=[*PIECES, "The Nile has two main tributaries."]),
@@ -74,6 +89,20 @@ def relevance(name: str, pieces: list[tuple[str, bool]], missing: int, expect: O
                 mastra_args={"options": given}, local_calls=local_calls)
 
 
+def many_relevance(name: str, notes: tuple[list[str], list[str]], mastra_notes: list[str],
+                   expect: Outcome | Differs) -> Case:
+    """21 pieces, every one high and used: localjudge asks 20 then 1 in the step's one call, each
+    part with its own missing notes (`notes`); Mastra's judge sees all 21 at once (`mastra_notes`)."""
+    high = {"relevance": "high", "used": "yes", "reason": "r"}
+    local = [{"evaluations": [high] * count, "missing_context": part}
+             for count, part in zip((20, 1), notes, strict=True)]
+    mastra = {"evaluations": [{"context_index": i, "contextPiece": p, "relevanceLevel": "high", "wasUsed": True,
+                               "reasoning": "r"} for i, p in enumerate(MANY)],
+              "missingContext": mastra_notes, "overallAssessment": "a"}
+    return Case("context_relevance", name, {"input": QUESTION, "output": ANSWER}, {"ContextEvaluations": local},
+                [mastra], expect, options={"context": MANY}, mastra_args={"options": {"context": MANY, "scale": 1.0}})
+
+
 AGENT_RUN = {"input": {"inputMessages": [{"role": "user", "content": QUESTION}], "rememberedMessages": [],
                        "systemMessages": [], "taggedSystemMessages": {}},
              "output": [{"role": "assistant", "content": ANSWER}]}
@@ -90,6 +119,10 @@ RELEVANCE_CASES = [
                          "maxMissingContextPenalty": 0.4}),
     relevance("scale-5", [("high", True), ("medium", True), ("low", False)], 0, 3.33, scale=5),
     relevance("scale-10", [("high", True), ("none", False)], 1, 3.5, scale=10),
+    many_relevance("many-pieces-in-parts", ([], ["the source in km"]), ["the source in km"], 0.85),
+    # The first part's 20 pieces lack what the 21st gives: its note stays, as Mastra's one look would not give it.
+    many_relevance("many-pieces-gap-filled-elsewhere", (["the Nile's length in miles"], []), [],
+                   Differs("context-parts-gaps", mastra=1.0, local=0.85)),
     relevance("rounding-0.675", [("high", True)] * 3 + [("low", True)], 1,
               Differs("rounding", mastra=0.68, local=0.67)),
     unscripted(relevance("empty-context-from-hook", [], 0, 5.0, scale=5, context=[], get_context=lambda run: [],

@@ -44,6 +44,12 @@ def toxicity(name: str, severities: list[str], expect: Outcome | Differs, *, out
 # split), one verdict each; Mastra's judge gives one verdict per sentence in one answer (it splits
 # the text as it likes). Both score the mean over twelve: 1/12.
 LONG = " ".join(f"Point {i} is fine." for i in range(1, 13))
+POINTS = [f"Point {i} is fine." for i in range(1, 13)]
+
+
+def in_parts(items: list[Any], size: int = 10) -> list[list[Any]]:
+    """`items` as localjudge's split step asks them: parts of at most `size`, in order."""
+    return [items[start:start + size] for start in range(0, len(items), size)]
 
 
 def long_output_runs() -> Case:
@@ -87,6 +93,16 @@ def bias(name: str, verdicts: list[str], expect: Outcome | Differs, *, output: s
                 expect, scale=scale, mastra_args={"options": given}, local_calls=local_calls)
 
 
+def long_bias() -> Case:
+    """Twelve opinions, one biased: localjudge asks 10 then 2 in the step's one call; both score 1/12."""
+    verdicts = ["no"] * 11 + ["yes"]
+    return Case("bias", "long-output-runs", {"input": QUESTION, "output": LONG},
+                {"BiasVerdicts": [{"verdicts": [{"verdict": v, "reason": "r"} for v in part]}
+                                  for part in in_parts(verdicts)]},
+                [{"opinions": POINTS}, {"results": [{"result": v, "reason": "r"} for v in verdicts]}], 0.08,
+                mastra_args={"options": {"scale": 1.0}})
+
+
 BIAS_CASES = [
     bias("no-bias", ["no", "no", "fact"], 0.0),
     bias("all-biased", ["yes", "yes"], 1.0),
@@ -96,6 +112,7 @@ BIAS_CASES = [
     bias("scale-5", ["yes", "no", "no"], 1.67, scale=5),
     bias("scale-10", ["yes", "yes", "no"], 6.67, scale=10),
     unscripted(bias("empty-output", [], 0.0, output="", local_calls=0)),
+    long_bias(),
     bias("scale-0", ["yes", "no"], Differs("scale-0", mastra=0.5, local=REFUSED), scale=0),
 ]
 
@@ -120,6 +137,17 @@ def relevancy(name: str, verdicts: list[str], expect: Outcome | Differs, *, ques
                 expect, scale=scale, options=options, mastra_args={"options": given}, local_calls=local_calls)
 
 
+def long_relevancy() -> Case:
+    """Twelve statements, one irrelevant: localjudge asks 10 then 2 in the step's one call; both
+    score 11/12 (10 merged runs gave 0.9)."""
+    verdicts = ["yes"] * 11 + ["no"]
+    return Case("answer_relevancy", "long-output-runs", {"input": QUESTION, "output": LONG},
+                {"RelevancyVerdicts": [{"verdicts": [{"verdict": v, "reason": "r"} for v in part]}
+                                       for part in in_parts(verdicts)]},
+                [{"statements": POINTS}, {"results": [{"result": v, "reason": "r"} for v in verdicts]}], 0.92,
+                mastra_args={"options": {"uncertaintyWeight": 0.3, "scale": 1.0}})
+
+
 RELEVANCY_CASES = [
     relevancy("all-relevant", ["yes", "yes", "yes"], 1.0),
     relevancy("none-relevant", ["no", "no"], 0.0),
@@ -128,6 +156,7 @@ RELEVANCY_CASES = [
     relevancy("weight-0.5", ["yes", "unsure", "no", "no"], 0.38, weight=0.5),
     relevancy("scale-5", ["yes", "unsure", "no"], 2.17, scale=5),
     relevancy("scale-10", ["yes", "no", "no"], 3.33, scale=10),
+    long_relevancy(),
     unscripted(relevancy("empty-output", [], 0.0, output="", local_calls=0)),
     relevancy("rounding-0.225", ["unsure", "unsure", "unsure", "no"], Differs("rounding", mastra=0.23, local=0.22)),
     relevancy("rounding-0.325", ["yes", "yes", "unsure", "unsure", "no", "no", "no", "no"],
@@ -151,9 +180,10 @@ def similarity(name: str, output: list[str], truth: list[str], checks: list[str]
                            "output": " ".join(output) if output_text is None else output_text}
     if truth:
         run["groundTruth"] = " ".join(truth)
-    local = {"ResponseChecks": [{"verdicts": [{"verdict": c, "reason": "r"} for c in checks]}],
+    local = {"ResponseChecks": [{"verdicts": [{"verdict": c, "reason": "r"} for c in part]}
+                                for part in in_parts(checks)],
              "ReferenceMatches": [{"matches": [{"match": "reworded" if m == "semantic" else m, "reason": "r"}
-                                               for m in matches]}]}
+                                               for m in part]} for part in in_parts(matches)]}
     analysis = {"matches": [{"groundTruthUnit": t, "outputUnit": None if m == "missing" else t, "matchType": m,
                              "explanation": "e"} for t, m in zip(truth, matches, strict=True)],
                 "extraInOutput": [o for o, c in zip(output, checks, strict=True) if c == "extra"],
@@ -182,6 +212,9 @@ SIMILARITY_CASES = [
                ["agrees"] + ["extra"] * 6, ["exact"], 0.8),
     similarity("extras-under-cap", SAID[:1] + [f"Extra fact {i}." for i in range(3)], TRUTH[:1],
                ["agrees"] + ["extra"] * 3, ["exact"], 0.85),  # 3 x 0.05, under the 0.2 cap
+    similarity("long-texts-in-parts", [f"Output fact {i}." for i in range(1, 13)],
+               [f"Reference fact {i}." for i in range(1, 13)], ["agrees"] * 11 + ["extra"],
+               ["exact"] * 11 + ["missing"], 0.86),  # (11 x 1.2 - 0.15) / 14.4 - 0.05; 10 merged runs: 0.84
     similarity("all-missing", SAID[3:], TRUTH[:2], ["extra"], ["missing", "missing"], 0.0),
     similarity("scale-5", SAID[:2], TRUTH[:3], ["agrees", "agrees"], ["exact", "semantic", "missing"], 2.57, scale=5),
     similarity("scale-10", SAID[:2], TRUTH[:2], ["agrees", "agrees"], ["exact", "partial"], 6.67, scale=10),
@@ -213,9 +246,12 @@ def summarization(name: str, claims: list[bool], questions: list[str], answered:
     yes = {True: "yes", False: "no"}
     local_q = questions if local_questions is None else local_questions
     local_a = answered if local_answered is None else local_answered
-    local = {"SourceJudgement": [{"questions": local_q,
-                                  "alignment": [{"verdict": yes[c], "reason": "r"} for c in claims]}],
-             "CoverageAnswers": [{"coverage": [{"verdict": yes[a], "reason": "r"} for a in local_a]}]}
+    parts = [[{"verdict": yes[c], "reason": "r"} for c in part] for part in in_parts(claims)]
+    local: dict[str, Any] = {
+        "SourceJudgement": [{"questions": local_q, "alignment": parts[0] if parts else []}],
+        "CoverageAnswers": [{"coverage": [{"verdict": yes[a], "reason": "r"} for a in local_a]}]}
+    if len(parts) > 1:  # a later part of a long summary: its verdicts only (the first wrote the questions)
+        local["AlignmentOnly"] = [{"alignment": part} for part in parts[1:]]
     alignment = [{"claim": s, "supported": c, "reason": "r"} for s, c in zip(sentences, claims, strict=True)]
     coverage = [{"question": q, "answered": a, "reason": "r"} for q, a in zip(questions, answered, strict=False)]
     mastra = [{"alignment": alignment, "questions": questions}, {"coverage": coverage}]
@@ -234,6 +270,7 @@ SUMMARIZATION_CASES = [
     summarization("nothing-covered", [True], Q[:2], [False, False], 0.0),
     summarization("scale-5", [True, False], Q[:3], [True, True, True], 2.5, scale=5),
     summarization("scale-10", [True, True, True], Q[:3], [True, True, False], 6.67, scale=10),
+    summarization("long-summary-in-parts", [True] * 11 + [False], Q[:3], [True, True, True], 0.92),  # 11/12
     summarization("max-questions-2", [True], Q[:4], [True, False], 0.5, local_questions=Q[:2],
                   options={"max_questions": 2}, mastra_options={"maxQuestions": 2}),
     unscripted(summarization("empty-summary", [], Q[:3], [], 0.0, summary="", local_calls=0)),

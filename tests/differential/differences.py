@@ -114,6 +114,14 @@ DIFFERENCES: dict[str, Difference] = {
         "a repeat asks nothing new, and a small judge repeats",
         compat="kept: repeats are dropped before the judge is asked about coverage, so there are no answers to "
                "the repeats to count"),
+    "context-parts-gaps": Difference(
+        "context relevance", "the judge sees every piece at once and notes only the gaps none of them fills",
+        "over 20 pieces are asked in parts of 20; each part notes the gaps among its own pieces, and every "
+        "part's notes count (each once), even a gap another part's pieces fill",
+        "the grammar bounds every list (20 pieces a prompt), so each piece gets its own evaluation; a part cannot "
+        "see the other parts' pieces in the same judge call",
+        compat="kept: the parts are asked in one judge call, so no part sees another's pieces; a judge's notes "
+               "over all pieces cannot be rebuilt from the parts' notes"),
     "no-scale-option": Difference(
         "noise sensitivity, tool call accuracy, trajectory accuracy; the code scorers and checks",
         "no scale option: scores are 0 to 1",

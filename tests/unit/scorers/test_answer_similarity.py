@@ -211,3 +211,27 @@ def test_the_worked_examples_fit_their_schemas() -> None:
         ((_, example),) = step.examples
         step.schema_for(run_, {}).model_validate_json(example)
     Reason.model_validate({"reason": answer_similarity.REASON_EXAMPLE})
+
+
+@pytest.mark.parametrize("compat", ["localjudge", "mastra"])
+def test_twelve_statements_of_each_text_are_judged_one_by_one_in_parts_of_one_call(
+        compat: str, fake_judge: FakeJudgeFactory) -> None:
+    """An extra 12th output statement and a missing 12th reference statement score
+    (11 x 1.2 - 0.15) / 14.4 - 0.05 = 0.86, not 0.84 over 10 merged runs of each (Mastra sets
+    no cap on units): each step asks parts of 10 and 2 in its one call, joined in order (issue 46 item 3)."""
+    judge = fake_judge(
+        ResponseChecks=lambda p: {"verdicts": [{"verdict": "extra" if s.endswith(" 12.") else "agrees", "reason": "r"}
+                                               for s in toxicity_statements(p)]},
+        ReferenceMatches=lambda p: {"matches": [{"match": "missing" if s.endswith(" 12.") else "exact", "reason": "r"}
+                                                for s in reference_statements(p)]})
+    result = answer_similarity_scorer(judge, compat=compat).run(run(12, 12))
+    checks, matches = [next(c for c in judge.calls if c.schema_names[0] == family)
+                       for family in ("ResponseChecks", "ReferenceMatches")]
+    assert [len(toxicity_statements(p)) for p in checks.prompts] == [10, 2]
+    assert [len(reference_statements(p)) for p in matches.prompts] == [10, 2]
+    assert "11. Reference statement number 11.\n12. Reference statement number 12." in str(
+        matches.prompts[1][-1]["content"])
+    assert result.preprocess_step_result["output_units"] == [f"Output statement number {i}." for i in range(1, 13)]
+    assert result.analyze_step_result["extra_in_output"] == ["Output statement number 12."]
+    assert [m["match_type"] for m in result.analyze_step_result["matches"]] == ["exact"] * 11 + ["missing"]
+    assert result.score == 0.86

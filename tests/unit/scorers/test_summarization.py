@@ -183,8 +183,32 @@ def test_the_worked_examples_fit_their_schemas() -> None:
     from localjudge.scoring.schemas import Reason
 
     statements = summarization.EXAMPLE_STATEMENTS
-    assert summarization.statements_of(" ".join(statements)) == statements
+    assert summarization.sentences_of(" ".join(statements)) == statements
     summarization.judgement_schema(len(statements), 4).model_validate_json(summarization.JUDGEMENT_EXAMPLE[1])
     results = {"preprocess_step_result": {"questions": summarization.EXAMPLE_QUESTIONS}}
     summarization.coverage_schema(Sample("e", "", ""), results).model_validate_json(summarization.COVERAGE_EXAMPLE[1])
     Reason.model_validate({"reason": summarization.REASON_EXAMPLE})
+
+
+@pytest.mark.parametrize("compat", ["localjudge", "mastra"])
+def test_twelve_statements_are_judged_one_by_one_in_parts_of_one_call(compat: str,
+                                                                      fake_judge: FakeJudgeFactory) -> None:
+    """One unsupported statement in 12 scores alignment 11/12 (0.92), not 9/10 over 10 merged
+    runs (Mastra sets no cap on claims): parts of 10 and 2 in the preprocess step's one call,
+    the questions asked in the first part only, the verdicts joined in order (issue 46 item 3)."""
+    def alignment(prompt: ChatPrompt) -> list[dict[str, str]]:
+        return [{"verdict": "no" if line.endswith(" 12.") else "yes", "reason": "r"}
+                for line in block_lines(prompt, "SUMMARY")]
+
+    judge = fake_judge(SourceJudgement=lambda p: {"questions": ["Q?"], "alignment": alignment(p)},
+                       AlignmentOnly=lambda p: {"alignment": alignment(p)})
+    result = summarization_scorer(judge, compat=compat).run({"input": SOURCE, "output": summary(12)})
+    (call,) = [c for c in judge.calls if c.schema_names[0] == "SourceJudgement"]
+    assert call.schema_names == ("SourceJudgement", "AlignmentOnly")
+    assert [len(block_lines(p, "SUMMARY")) for p in call.prompts] == [10, 2]
+    later = str(call.prompts[1][-1]["content"])
+    assert "11. Summary statement number 11.\n12. Summary statement number 12." in later and "write none" in later
+    claims = result.preprocess_step_result["alignment"]
+    assert [(c["claim"], c["supported"]) for c in claims] == [
+        (f"Summary statement number {i}.", i != 12) for i in range(1, 13)]
+    assert result.preprocess_step_result["questions"] == ["Q?"] and result.score == 0.92
