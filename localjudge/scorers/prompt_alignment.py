@@ -16,6 +16,11 @@ Edge cases: an empty output is unscored (``unscorable``, no judge call), as Mast
 `prob_score`: the same formula over the expected rating values (each label's probability x
 its value) and the mean ``yes`` probability of the requirements.
 ``mode="direct"``: one yes/no instead (does the response do what the prompt asks?).
+`include_conversation_history` (Mastra's `includeConversationHistory`): the last N (True: 10) of
+an agent input's ``rememberedMessages``, one ``role: text`` line each, oldest first, shown before
+the prompts for context only (`localjudge.scorers.conversation_history`). N is part of the
+version and the run's input part of the results' keys: runs differing only in history never
+share a result.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from pydantic import Field
 
 from localjudge.judge import Judge
 from localjudge.samples import Sample
+from localjudge.scorers.conversation_history import HISTORY_NOTE, check_history, history_of
 from localjudge.scorers.direct import DirectVerdict, check_mode, one_question_scorer
 from localjudge.scorers.verdicts import label_choices, reason_step
 from localjudge.scoring import (
@@ -113,13 +119,17 @@ def shown_prompts(run: Sample, target: Target) -> list[str]:
     return [block(*blocks[name]) for name in target.shows if blocks[name][1].strip()]
 
 
-def alignment_prompt(run: Sample, target: Target, ask: str) -> str:
+def alignment_prompt(run: Sample, target: Target, ask: str, history: int = 0) -> str:
+    """The history (where asked for and the run has one), the prompt(s), the response, `ask`."""
     if not run.output.strip():
         raise UnscorableError("prompt alignment needs a response: the output is empty")
     shown = shown_prompts(run, target)
     if not shown:
         raise UnscorableError("prompt alignment needs a user request ('input') or a system prompt ('system')")
-    return "\n".join([*shown, block("RESPONSE", run.output), ask])
+    earlier = history_of(run, history)
+    if earlier is None:
+        return "\n".join([*shown, block("RESPONSE", run.output), ask])
+    return "\n".join([block("HISTORY", earlier), *shown, block("RESPONSE", run.output), HISTORY_NOTE, ask])
 
 
 EXAMPLE_RUN = Sample("example", "List three tips for keeping houseplants alive, as bullet points.",
@@ -190,7 +200,8 @@ MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_is_one")
 
 
 def prompt_alignment_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
-                            evaluation_mode: str = "both", compat: str = "localjudge") -> Scorer:
+                            evaluation_mode: str = "both", include_conversation_history: bool | int = False,
+                            compat: str = "localjudge") -> Scorer:
     """Build the prompt alignment scorer (higher is better).
 
     Args:
@@ -202,18 +213,23 @@ def prompt_alignment_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
         evaluation_mode: Judge against the user's request (``"user"``: runs need an `input`),
             the system prompt (``"system"``: runs need a `system` prompt) or ``"both"``
             (Mastra's default: either one, each shown where present).
+        include_conversation_history: Show the judge the run's earlier messages, for context
+            only (Mastra's `includeConversationHistory`): ``True`` the last 10 of an agent
+            input's ``rememberedMessages``, a number N the last N (``0``, ``False``: none, the
+            default); `localjudge.scorers.conversation_history` says how they are read.
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
     scale = MASTRA_NUMBERS.build_scale(scale, compat)
     chosen = check_evaluation_mode(evaluation_mode)
     target = TARGETS[chosen]
     requires = {"user": ("input",), "system": ("system",), "both": ()}[chosen]
+    history = check_history(include_conversation_history)
     if check_mode(mode) == "direct":
-        return _direct(judge, scale, target, requires, compat)
+        return _direct(judge, scale, target, requires, compat, history)
     ask = f"Rate how well the response follows {target.what}."
 
     def render(run: Sample, results: Results) -> str:
-        return alignment_prompt(run, target, ask)
+        return alignment_prompt(run, target, ask, history)
 
     def finish(run: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
         return analysis_of(parsed)
@@ -243,7 +259,9 @@ def prompt_alignment_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
                  *(f"  - {r['met']}: {neutralise(r['requirement'])}" for r in analysis["requirements"]),
                  rated("completeness"), rated("appropriateness")]
         weights = ", ".join(f"{name} {w:g}" for name, w in zip(DIMENSIONS, WEIGHTS[chosen], strict=True))
-        system = f"{block('SYSTEM', run.system)}\n" if "system" in target.shows and run.system else ""
+        earlier = history_of(run, history)
+        system = f"{block('HISTORY', earlier)}\n" if earlier else ""
+        system += f"{block('SYSTEM', run.system)}\n" if "system" in target.shows and run.system else ""
         return (f"{system}Score: {results['score']:g} (from 0 to {scale:g}; higher is better; weights: {weights}; "
                 f"ratings: fully 1, mostly 0.7, partly 0.4, not 0; requirements: the share met).\n"
                 f"The ratings against {target.what}:\n{block('VERDICTS', chr(10).join(lines))}\n"
@@ -256,20 +274,28 @@ def prompt_alignment_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
     step = JudgeStep(instructions=analyze_system(target), prompt=render, schema=AlignmentAnalysis,
                      examples=(example,), finish=finish)
     return (
-        create_scorer("prompt_alignment", judge=judge, version=VERSION, scale=scale, id="prompt-alignment-scorer",
-                      requires=requires, prob_score=prob_score, positive="aligned with the prompt",
-                      higher_is_better=True, compat=compat, mastra_numbers=MASTRA_NUMBERS)
+        create_scorer("prompt_alignment", judge=judge, version=versioned(VERSION, history), scale=scale,
+                      id="prompt-alignment-scorer", requires=requires, prob_score=prob_score,
+                      positive="aligned with the prompt", higher_is_better=True, compat=compat,
+                      mastra_numbers=MASTRA_NUMBERS)
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False, example=reason_example))
     )
 
 
+def versioned(version: str, history: int) -> str:
+    """The version, with the history length where one is shown (off: as before, so the results
+    of runs without history resume)."""
+    return f"{version}+history-{history}" if history else version
+
+
 def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def _direct(judge: Judge, scale: float, target: Target, requires: tuple[str, ...], compat: str) -> Scorer:
+def _direct(judge: Judge, scale: float, target: Target, requires: tuple[str, ...], compat: str,
+            history: int) -> Scorer:
     """Direct mode: one yes/no on the whole response; the system prompt is shown where the mode needs it."""
     instructions = (f"You answer one question about a response, with a verdict and a short reason.\n"
                     f'Answer "yes" if the response does what {target.source} {target.asks}, with no part left '
@@ -278,11 +304,12 @@ def _direct(judge: Judge, scale: float, target: Target, requires: tuple[str, ...
                     f"The reason says what in the response decides the verdict.\n{DATA_NOTE}")
     ask = f"Does the response do what {target.source} {target.asks}? Answer yes or no, then give a short reason."
 
-    step = JudgeStep(instructions=instructions, prompt=lambda run, results: alignment_prompt(run, target, ask),
-                     schema=DirectVerdict)
-    return one_question_scorer("prompt_alignment", judge, step, version=DIRECT_VERSION, scale=scale,
-                               positive="aligned with the prompt", higher_is_better=True, id="prompt-alignment-scorer",
-                               requires=requires, compat=compat, mastra_numbers=MASTRA_NUMBERS)
+    step = JudgeStep(instructions=instructions, schema=DirectVerdict,
+                     prompt=lambda run, results: alignment_prompt(run, target, ask, history))
+    return one_question_scorer("prompt_alignment", judge, step, version=versioned(DIRECT_VERSION, history),
+                               scale=scale, positive="aligned with the prompt", higher_is_better=True,
+                               id="prompt-alignment-scorer", requires=requires, compat=compat,
+                               mastra_numbers=MASTRA_NUMBERS)
 
 
 __all__ = ["AlignmentAnalysis", "EVALUATION_MODES", "RATINGS", "WEIGHTS", "alignment", "prompt_alignment_scorer"]
