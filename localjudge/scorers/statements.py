@@ -1,8 +1,9 @@
 """Statements by rule, for scorers that give one verdict per statement of the output
-(toxicity, bias, answer relevancy): the output split into its sentences (`sentences_of`) and
+(toxicity, bias, answer relevancy; answer similarity and summarization split theirs the same
+way): the output split into its sentences (`sentences_of`) and
 shown numbered (`numbered_prompt`), so the judge cannot skip, invent, repeat or replay one, and
 the grammar fixes the verdict count. More than `MAX_ITEMS` sentences are asked in parts of at
-most `MAX_ITEMS` in the same judge call (`VERDICT_STEP`'s split), every sentence its own verdict."""
+most `MAX_ITEMS` in the same judge call (`split_statements`), every sentence its own verdict."""
 
 from __future__ import annotations
 
@@ -27,7 +28,9 @@ def statements_of(output: str, limit: int = MAX_ITEMS) -> list[str]:
     """The output's statements, by rule: its sentences (split after ``.``, ``!`` or ``?``
     followed by a space and a word that is not lowercase, and at line breaks), or, when there
     are more than `limit`, `limit` runs of neighbouring sentences (the first runs one longer where they do not divide
-    evenly), so every word is judged and the verdict list stays bounded."""
+    evenly), so every word is judged and the verdict list stays bounded. No built-in scorer
+    merges sentences any more (they ask long outputs in parts); kept for callers that want a
+    bounded list."""
     sentences = sentences_of(output)
     if len(sentences) <= limit:
         return sentences
