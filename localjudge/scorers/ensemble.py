@@ -35,8 +35,8 @@ from typing import Any, Literal
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
 from localjudge.samples import InvalidRunError, Sample, run_id_of
-from localjudge.scorers.lockstep import answered, in_lockstep
-from localjudge.scoring import BatchSteps, Scorer, round_half_up
+from localjudge.scorers.lockstep import in_lockstep
+from localjudge.scoring import BatchSteps, Scorer, answered_alone, round_half_up
 
 ENSEMBLE_RULE = "mean-of-probabilities-v1"  # the combination: part of the prompt hash; change it with the rule
 ENSEMBLE = "ensemble"
@@ -123,7 +123,7 @@ class EnsembleScorer(Scorer):
                   on_invalid: Literal["raise", "record"] = "raise",
                   on_step: Callable[[str], Any] | None = None) -> list[ScoreResult]:
         """Both modes on `runs`, each round's judge calls made as one (see `Scorer.run_batch`)."""
-        return answered(self.batch_steps(runs, on_invalid=on_invalid, on_step=on_step))
+        return answered_alone(self.batch_steps(runs, on_invalid=on_invalid, on_step=on_step))
 
     def batch_steps(self, runs: Sequence[Mapping[str, Any] | Sample], *,
                     on_invalid: Literal["raise", "record"] = "raise",

@@ -4,8 +4,8 @@ for are yielded as one call (`Ask`) per judge, and its answers split back to the
 A scorer made of other scorers (the ensemble of a pipeline and its direct mode:
 `localjudge.scorers.ensemble`) runs its parts with `in_lockstep`, so the direct verdict rides in
 the same judge call as the pipeline's first step, and the ensemble is still one `batch_steps`
-generator that `localjudge.scoring.run_together` merges with other scorers' calls. `answered`
-runs such a generator alone, each call made as it comes (`Scorer.run_batch`).
+generator that `localjudge.scoring.run_together` merges with other scorers' calls
+(`localjudge.scoring.answered_alone` runs it alone, each call made as it comes).
 
 A merged call is exact: its calls are `localjudge.scoring.schedule.merged`'s, the ones
 `run_together` makes (a row that may have depended on the larger token budget asked again at its
@@ -19,7 +19,6 @@ from collections.abc import Generator, Sequence
 from typing import Any
 
 from localjudge.judge import Generation
-from localjudge.result import ScoreResult
 from localjudge.scoring import Ask, BatchSteps, merged
 
 Lockstep = Generator[Ask, list[Generation], list[Any]]  # yields merged calls, returns each part's results
@@ -53,16 +52,6 @@ def in_lockstep(parts: Sequence[BatchSteps]) -> Lockstep:
     return results
 
 
-def answered(steps: BatchSteps) -> list[ScoreResult]:
-    """A batch's steps run to their results, each call it asks for made alone."""
-    try:
-        ask = next(steps)
-        while True:
-            ask = steps.send(ask.judge.generate(ask.prompts, ask.schemas, max_new_tokens=ask.max_new_tokens))
-    except StopIteration as end:
-        return end.value
-
-
 def _advance(parts: Sequence[BatchSteps], k: int, answers: list[Generation] | None, waiting: dict[int, Ask],
              results: list[Any]) -> None:
     try:
@@ -71,4 +60,4 @@ def _advance(parts: Sequence[BatchSteps], k: int, answers: list[Generation] | No
         results[k] = end.value
 
 
-__all__ = ["Lockstep", "answered", "in_lockstep"]
+__all__ = ["Lockstep", "in_lockstep"]

@@ -42,7 +42,7 @@ from localjudge.scoring.schemas import (
     token_budget,
 )
 from localjudge.scoring.scorer import Scorer, create_scorer
-from localjudge.scoring.step_runner import Ask, BatchSteps, round_half_up
+from localjudge.scoring.step_runner import Ask, BatchSteps, answered_alone, round_half_up
 from localjudge.scoring.steps import (
     ContextArg,
     JudgeStep,
@@ -93,6 +93,7 @@ __all__ = [
     "UnscorableError",
     "block",
     "call_get_context",
+    "answered_alone",
     "ask_merged",
     "merged",
     "check_scale",

@@ -22,7 +22,7 @@ from collections.abc import Generator, Sequence
 
 from localjudge.judge import Generation, JudgeOutOfMemory
 from localjudge.result import ScoreResult
-from localjudge.scoring.step_runner import Ask, BatchSteps
+from localjudge.scoring.step_runner import Ask, BatchSteps, answered_alone
 
 Outcome = list[ScoreResult] | Exception  # a batch's results, or what ended it
 
@@ -71,13 +71,7 @@ def run_together(batches: Sequence[BatchSteps]) -> list[Outcome]:
 def ask_merged(asks: Sequence[Ask]) -> list[list[Generation]]:
     """One judge call for `asks` (all to the same judge), answers split back per ask (`merged`,
     each call it yields made on the judge)."""
-    calls = merged(asks)
-    try:
-        ask = next(calls)
-        while True:
-            ask = calls.send(ask.judge.generate(ask.prompts, ask.schemas, max_new_tokens=ask.max_new_tokens))
-    except StopIteration as end:
-        return end.value
+    return answered_alone(merged(asks))
 
 
 def merged(asks: Sequence[Ask]) -> Generator[Ask, list[Generation], list[list[Generation]]]:

@@ -28,7 +28,7 @@ import math
 import reprlib
 from collections.abc import Callable, Generator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
@@ -89,12 +89,16 @@ def run_batch(
     return answered_alone(batch_steps(scorer, runs, on_invalid, on_step))
 
 
-def answered_alone(steps: BatchSteps) -> list[ScoreResult]:
-    """A batch's steps (`batch_steps`) run to their results, each call it asks for made alone."""
+Answered = TypeVar("Answered")
+
+
+def answered_alone(calls: Generator[Ask, list[Generation], Answered]) -> Answered:
+    """A generator of judge calls (a batch's `batch_steps`, a merged call's `schedule.merged`) run to
+    what it returns, each call it asks for made on its judge as it comes."""
     try:
-        ask = next(steps)
+        ask = next(calls)
         while True:
-            ask = steps.send(ask.judge.generate(ask.prompts, ask.schemas, max_new_tokens=ask.max_new_tokens))
+            ask = calls.send(ask.judge.generate(ask.prompts, ask.schemas, max_new_tokens=ask.max_new_tokens))
     except StopIteration as end:
         return end.value
 
