@@ -33,6 +33,19 @@ def stand_in_engine(monkeypatch: pytest.MonkeyPatch, load: Callable[..., Judge],
     monkeypatch.setitem(sys.modules, module, backend)
 
 
+def cli_judge(monkeypatch: pytest.MonkeyPatch, judge: Judge | None) -> None:
+    """Make the CLI's judge `judge` (`localjudge.cli.shared.build_judge` replaced), for commands run
+    through `main`; None fails the test if the command loads a model at all. Undone after the test."""
+    from localjudge.cli import shared
+
+    def build(args: Any, device: Any = None) -> Any:
+        if judge is None:
+            pytest.fail("the model was loaded")
+        return judge
+
+    monkeypatch.setattr(shared, "build_judge", build)
+
+
 def path_check_only(model_path: Any, *, allow_pickle: bool = False, **options: Any) -> Judge:
     """A stand-in engine's `load` that does what both engines' `load` does first, before any
     heavy import (`check_model_dir`: a missing path, a hub id, pickles...), and fails the test if

@@ -7,15 +7,13 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from localjudge.bench.platt import fit_platt, platt
-from localjudge.cli import shared
 from localjudge.cli.main import main
 from localjudge.judge import FakeJudge, Generation
-from tests.fakes import FakeJudgeFactory
+from tests.fakes import FakeJudgeFactory, cli_judge
 
 LABELS = [i % 2 for i in range(40)]
 # An overconfident judge: 0.97 or 0.03, right on 3 rows of 4.
@@ -41,15 +39,6 @@ def data(tmp_path: Path) -> Path:
     return path
 
 
-def use_judge(monkeypatch: pytest.MonkeyPatch, judge: Any) -> None:
-    def build(args: Any, device: Any = None) -> Any:
-        if judge is None:
-            pytest.fail("the model was loaded")
-        return judge
-
-    monkeypatch.setattr(shared, "build_judge", build)
-
-
 def fit(tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     cal = tmp_path / "cal.json"
     code = main(["--quiet", "bench", "--model", "m", "--data", str(data), "--scorer", "toxicity", "--positive", "1",
@@ -68,7 +57,7 @@ def score(data: Path, *flags: str) -> int:
 def test_bench_fits_then_score_adds_the_calibrated_prob(tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch,
                                                         fake_judge: FakeJudgeFactory) -> None:
-    use_judge(monkeypatch, known_probs_judge(fake_judge))
+    cli_judge(monkeypatch, known_probs_judge(fake_judge))
     cal = fit(tmp_path, data, capsys)
     out = tmp_path / "scored.jsonl"
     assert score(data, "--mode", "direct", "--calibration", str(cal), "--out", str(out)) == 0
@@ -92,10 +81,10 @@ def test_a_mismatched_calibration_is_refused_before_scoring(tmp_path: Path, data
                                                             monkeypatch: pytest.MonkeyPatch,
                                                             fake_judge: FakeJudgeFactory, flags: list[str],
                                                             identity: str, named: list[str]) -> None:
-    use_judge(monkeypatch, known_probs_judge(fake_judge))
+    cli_judge(monkeypatch, known_probs_judge(fake_judge))
     cal = fit(tmp_path, data, capsys)
     judge = known_probs_judge(fake_judge, identity)
-    use_judge(monkeypatch, judge)
+    cli_judge(monkeypatch, judge)
     out = tmp_path / "scored.jsonl"
     assert score(data, *flags, "--calibration", str(cal), "--out", str(out)) == 2
     err = capsys.readouterr().err
@@ -113,7 +102,7 @@ def test_a_malformed_calibration_is_one_line_before_the_model(tmp_path: Path, da
                                                               capsys: pytest.CaptureFixture[str],
                                                               monkeypatch: pytest.MonkeyPatch, text: str | None,
                                                               message: str) -> None:
-    use_judge(monkeypatch, None)
+    cli_judge(monkeypatch, None)
     cal = tmp_path / "cal.json"
     if text is not None:
         cal.write_text(text, encoding="utf-8")
@@ -125,7 +114,7 @@ def test_a_malformed_calibration_is_one_line_before_the_model(tmp_path: Path, da
 def test_flags_the_calibration_does_not_reach_are_refused(tmp_path: Path, data: Path,
                                                           capsys: pytest.CaptureFixture[str],
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    use_judge(monkeypatch, None)
+    cli_judge(monkeypatch, None)
     assert score(data, "--calibration", "cal.json", "--ray", "auto") == 2
     assert "--calibration is not applied to --ray runs" in capsys.readouterr().err
     code = main(["--quiet", "bench", "--model", "m", "--data", str(data), "--scorer", "toxicity", "--positive", "1",

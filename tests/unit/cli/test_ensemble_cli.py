@@ -15,10 +15,9 @@ import pytest
 
 from localjudge.bench.metrics import roc_auc
 from localjudge.bench.platt import fit_platt, platt
-from localjudge.cli import shared
 from localjudge.cli.main import main
 from localjudge.judge import FakeJudge, Generation
-from tests.fakes import FakeJudgeFactory, stand_in_engine
+from tests.fakes import FakeJudgeFactory, cli_judge, stand_in_engine
 
 LABELS = [i % 2 for i in range(40)]
 DIRECT = [0.9 if (y == 1) == (i % 4 != 3) else 0.2 for i, y in enumerate(LABELS)]  # P(yes), right on 3 rows of 4
@@ -55,15 +54,6 @@ def data(tmp_path: Path) -> Path:
     return path
 
 
-def use_judge(monkeypatch: pytest.MonkeyPatch, judge: Any) -> None:
-    def build(args: Any, device: Any = None) -> Any:
-        if judge is None:
-            pytest.fail("the model was loaded")
-        return judge
-
-    monkeypatch.setattr(shared, "build_judge", build)
-
-
 def score(data: Path, out: Path, *flags: str) -> int:
     return main(["--quiet", "score", "--model", "m", "--data", str(data), "--scorer", "hallucination",
                  "--out", str(out), *flags])
@@ -81,7 +71,7 @@ def bench(tmp_path: Path, data: Path, mode: str, *flags: str) -> dict[str, Any]:
 def test_score_keeps_the_pipelines_score_and_the_mean_probability(tmp_path: Path, data: Path,
                                                                   monkeypatch: pytest.MonkeyPatch,
                                                                   fake_judge: FakeJudgeFactory) -> None:
-    use_judge(monkeypatch, known_probs_judge(fake_judge))
+    cli_judge(monkeypatch, known_probs_judge(fake_judge))
     out = tmp_path / "scored.jsonl"
     assert score(data, out, "--mode", "ensemble") == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]
@@ -94,7 +84,7 @@ def test_score_keeps_the_pipelines_score_and_the_mean_probability(tmp_path: Path
 def test_mastras_compat_refuses_the_ensemble_before_the_model_loads(tmp_path: Path, data: Path,
                                                                    capsys: pytest.CaptureFixture[str],
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    use_judge(monkeypatch, None)
+    cli_judge(monkeypatch, None)
     assert score(data, tmp_path / "out.jsonl", "--mode", "ensemble", "--compat", "mastra") == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "Mastra has no such mode" in err, err
@@ -117,7 +107,7 @@ def test_a_sweep_cell_takes_the_ensemble(tmp_path: Path, data: Path, monkeypatch
 def test_bench_reports_each_modes_cost_and_fits_the_ensembles_own_calibration(
         tmp_path: Path, data: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
         fake_judge: FakeJudgeFactory) -> None:
-    use_judge(monkeypatch, known_probs_judge(fake_judge))
+    cli_judge(monkeypatch, known_probs_judge(fake_judge))
     cal = tmp_path / "cal.json"
     costs = {mode: bench(tmp_path, data, mode)["cost"] for mode in ("pipeline", "direct")}
     ensemble = bench(tmp_path, data, "ensemble", "--fit-calibration", str(cal))
