@@ -129,6 +129,8 @@ def text_of(value: Any, *, field: str, role: str) -> str:
         )
     texts = [message_text(m, f"{field}[{i}]") for i, m in enumerate(messages)]
     mine = [text for r, text in texts if r == role]
+    if not mine and role == "user":
+        return ""  # no request (a system-only agent input): as a missing input; a scorer needing one refuses
     if not mine:
         raise InvalidRunError(f"{field} has no {role} message")
     with_text = [t for t in mine if t and t.strip()]

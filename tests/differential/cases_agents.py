@@ -80,6 +80,7 @@ ALIGNMENT_CASES = [
     unscripted(alignment("user-mode-no-request", FULLY, [True], REFUSED, mode="user", request="", system=SYSTEM),
                mastra=True),
     unscripted(alignment("both-mode-neither", FULLY, [True], REFUSED, request=""), mastra=True),
+    alignment("both-mode-system-only", ("mostly", "fully", "partly"), [True, False], 0.67, request="", system=SYSTEM),
     unscripted(alignment("empty-response", FULLY, [True], REFUSED, response=""), mastra=True),
     alignment("scale-0", ("mostly", "mostly", "mostly"), [True, False],
               Differs("scale-0", mastra=0.64, local=REFUSED), scale=0),

@@ -27,7 +27,9 @@ HARNESS_ERROR = "unscripted judge call"  # the harness's own error: never a case
 
 SCALE_0 = "ValueError: scale must be a finite positive number, got 0"
 NO_ASSISTANT = "InvalidRunError: run 0: output has no assistant message"
-NO_USER = "InvalidRunError: run 0: input has no user message"
+def needs_input(scorer: str) -> str:
+    """An agent input with no user message reads as no input: the scorer that needs one says so."""
+    return f"InvalidRunError: run 0: {scorer} needs an input"
 MASTRA_NO_MESSAGES = "Input and output messages cannot be null or empty"
 
 
@@ -58,15 +60,16 @@ REFUSALS: dict[str, Why] = {
                                          "InvalidRunError: run 0: noise_sensitivity needs a baseline response"),
     "prompt_alignment/system-mode-no-system": Why("System prompt is required for system prompt alignment scoring",
                                                   "InvalidRunError: run 0: prompt_alignment needs a system prompt"),
-    "prompt_alignment/user-mode-no-request": Why("User prompt is required for user prompt alignment scoring", NO_USER),
+    "prompt_alignment/user-mode-no-request": Why("User prompt is required for user prompt alignment scoring",
+                                                 needs_input("prompt_alignment")),
     "prompt_alignment/both-mode-neither": Why("A user or system prompt is required for combined alignment scoring",
-                                              NO_USER),
+                                              "prompt alignment needs a user request ('input') or a system prompt"),
     "prompt_alignment/empty-response": Why("Agent response is required for prompt alignment scoring", NO_ASSISTANT),
     "multi_turn_judge/no-assistant-message": Why(local=NO_ASSISTANT),
-    "tool_call_accuracy/no-request": Why(MASTRA_NO_MESSAGES, NO_USER),
+    "tool_call_accuracy/no-request": Why(MASTRA_NO_MESSAGES, needs_input("tool_call_accuracy")),
     "tool_call_accuracy/empty-output": Why(MASTRA_NO_MESSAGES, NO_ASSISTANT),
     # the code scorers' cases
-    "code_tool_call_accuracy/no-input": Why(MASTRA_NO_MESSAGES, NO_USER),
+    "code_tool_call_accuracy/no-input": Why(MASTRA_NO_MESSAGES, needs_input("code_tool_call_accuracy")),
     "code_trajectory_accuracy/no-expectation": Why(
         local="InvalidRunError: run 0: code_trajectory_accuracy needs an expected trajectory"),
     "code_trajectory/token-budget": Why(

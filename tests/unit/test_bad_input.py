@@ -16,7 +16,8 @@ Setup mistakes (scorer, scale, model path, data file, resume log) fail before an
 The kinds, by table:
 - RUN_CASES (37): empty, whitespace-only, missing, None, NaN, number, bool, dict and bytes
   output; chat lists of plain strings, with no assistant message, an unknown or missing role,
-  None or number content, a non-string content part, empty; input with no user message; valid
+  None or number content, a non-string content part, empty; input with no user message (read as
+  no input); valid
   content parts; missing, None, empty, whitespace, empty-list, nested, mixed, None-holding,
   number and dict context; None, NaN and number input; None and number run ids; extra keys; a
   run that is a string or None.
@@ -130,8 +131,8 @@ RUN_CASES = [
     pytest.param(Case(out(chat({"role": "assistant", "content": [{"type": "text", "text": 7}]})), "invalid",
                       "text content parts must hold strings"), id="chat-number-part"),
     pytest.param(Case(out([]), "invalid", "output has no assistant message"), id="chat-empty-list"),
-    pytest.param(Case({**GOOD, "input": chat({"role": "system", "content": "s"})}, "invalid",
-                      "input has no user message", "toxicity"), id="chat-input-no-user"),
+    pytest.param(Case({**GOOD, "input": chat({"role": "system", "content": "s"})}, "scored", scorer="toxicity"),
+                 id="chat-input-no-user"),  # no request: as a missing input, which toxicity does not need
     pytest.param(Case(out(chat({"role": "assistant", "content": [{"type": "text", "text": "Hi."}, {"type": "image"}]})),
                       "scored"), id="chat-content-parts"),
     pytest.param(Case(without("context"), "invalid", "hallucination needs context"), id="missing-context"),
