@@ -15,7 +15,7 @@ from localjudge.samples.mastra_reading import (
                                             mastra_text,
 )
 from localjudge.samples.mastra_reading import message_text as mastra_message_text
-from localjudge.samples.messages import InvalidRunError, clean_text, is_missing
+from localjudge.samples.messages import InvalidRunError, clean_text, is_missing, message_role
 from localjudge.samples.run_hash import hash_to_unit_interval
 from localjudge.samples.runs import RecordedRun, Sample, Turn, context_of, run_id_of, to_sample, trajectory_of
 from localjudge.samples.tool_calls import ToolCall, extract_tool_calls, extract_tool_results, tool_result_context
@@ -34,6 +34,7 @@ __all__ = [
     "clean_text",
     "context_of",
     "extract_tool_calls",
+    "message_role",
     "extract_tool_results",
     "hash_to_unit_interval",
     "is_missing",

@@ -65,12 +65,29 @@ def _parts_text(parts: Any, where: str, *, join: bool) -> str | None:
     return "\n".join(texts) if join else texts[-1]
 
 
+def message_role(message: Mapping[str, Any]) -> str | None:
+    """Mastra's `getEffectiveMessageRole`: the role, or for a ``signal`` message the role it
+    carries (`content.metadata.signal.tagName`, then its `type`, then the message's `type`)."""
+    role = message.get("role")
+    if role != "signal":
+        return role if isinstance(role, str) else None
+    content = message.get("content")
+    metadata = content.get("metadata") if isinstance(content, Mapping) else None
+    signal = metadata.get("signal") if isinstance(metadata, Mapping) else None
+    signal = signal if isinstance(signal, Mapping) else {}
+    found = (signal.get("tagName"), signal.get("type"), message.get("type"))
+    return next((r for r in found if isinstance(r, str)), None)
+
+
 def message_text(message: Any, where: str) -> tuple[str, str | None]:
     """`(role, text)` of one chat message; text None when it carries none (tool calls only)."""
     if not isinstance(message, Mapping):
         raise InvalidRunError(f"{where}: a chat message must be a dict with role and content")
-    role, content = message.get("role"), message.get("content")
+    role, content = message_role(message), message.get("content")
     if role not in ROLES:
+        if message.get("role") == "signal":
+            raise InvalidRunError(f"{where}: a 'signal' message carries no known role (got {role!r}; known: "
+                                  f"{sorted(ROLES)})")
         raise InvalidRunError(f"{where}: unknown chat role {role!r} (known: {sorted(ROLES)})")
     if isinstance(content, str):
         return role, content

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from localjudge.samples import Sample, clean_text, mastra_message_text
+from localjudge.samples import Sample, clean_text, mastra_message_text, message_role
 
 HISTORY_MESSAGES = 10  # Mastra's DEFAULT_CONVERSATION_HISTORY_MESSAGES, for `True`
 HISTORY_NOTE = ("The HISTORY block holds the conversation's earlier messages, oldest first, for context only: a "
@@ -32,20 +32,6 @@ def check_history(value: Any) -> int:
         return value
     raise ValueError(f"include_conversation_history must be true, false or a number of messages (an integer >= 0), "
                      f"got {value!r}")
-
-
-def message_role(message: Mapping[str, Any]) -> str | None:
-    """Mastra's `getEffectiveMessageRole`: the role, or for a ``signal`` message the role it
-    carries (`content.metadata.signal.tagName`, then its `type`, then the message's `type`)."""
-    role = message.get("role")
-    if role != "signal":
-        return role if isinstance(role, str) else None
-    content = message.get("content")
-    metadata = content.get("metadata") if isinstance(content, Mapping) else None
-    signal = metadata.get("signal") if isinstance(metadata, Mapping) else None
-    signal = signal if isinstance(signal, Mapping) else {}
-    found = (signal.get("tagName"), signal.get("type"), message.get("type"))
-    return next((r for r in found if isinstance(r, str)), None)
 
 
 def history_of(run: Sample, max_messages: int) -> str | None:
@@ -71,4 +57,4 @@ def history_of(run: Sample, max_messages: int) -> str | None:
     return "\n".join(lines) or None
 
 
-__all__ = ["HISTORY_MESSAGES", "HISTORY_NOTE", "check_history", "history_of", "message_role"]
+__all__ = ["HISTORY_MESSAGES", "HISTORY_NOTE", "check_history", "history_of"]

@@ -5,6 +5,7 @@ localjudge reads too (a trajectory scorer's run is Mastra's `Trajectory` on its 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Any
 
 from tests.differential.parity import REFUSED, Case, Differs, Outcome, unscripted
@@ -63,6 +64,18 @@ def alignment(name: str, ratings: tuple[str, str, str], met: list[bool], expect:
                 options=options, mastra_args={"options": given})
 
 
+def signal(role: str, text: str) -> dict[str, Any]:
+    """A message the agent's signal API delivered: Mastra stores it as ``role: 'signal'`` with
+    its role on `type` and `content.metadata.signal` (`getEffectiveMessageRole` reads it)."""
+    sent = message(role, text, metadata={"signal": {"type": role, "tagName": role}})
+    return {**sent, "role": "signal", "type": role}
+
+
+def with_signal_request(case: Case) -> Case:
+    """The case's run with its request delivered as a signal message."""
+    return replace(case, run={**case.run, "input": {**case.run["input"], "inputMessages": [signal("user", REQUEST)]}})
+
+
 FULLY = ("fully", "fully", "fully")
 ALIGNMENT_CASES = [
     alignment("perfect", FULLY, [True, True], 1.0),
@@ -80,6 +93,8 @@ ALIGNMENT_CASES = [
     unscripted(alignment("user-mode-no-request", FULLY, [True], REFUSED, mode="user", request="", system=SYSTEM),
                mastra=True),
     unscripted(alignment("both-mode-neither", FULLY, [True], REFUSED, request=""), mastra=True),
+    with_signal_request(alignment("signal-request", ("mostly", "partly", "fully"), [True, True, False], 0.66,
+                                  mode="user")),
     alignment("both-mode-system-only", ("mostly", "fully", "partly"), [True, False], 0.67, request="", system=SYSTEM),
     unscripted(alignment("empty-response", FULLY, [True], REFUSED, response=""), mastra=True),
     alignment("scale-0", ("mostly", "mostly", "mostly"), [True, False],

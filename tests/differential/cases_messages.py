@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.differential.cases_agents import agent_input, message
+from tests.differential.cases_agents import agent_input, message, signal
 from tests.differential.code_case import SAME, CodeCase, call, case
 from tests.differential.parity import Differs
 
@@ -41,6 +41,8 @@ RUNS = {
     "empty-part-between": agent_run(said(ERROR), EMPTY_PART, said(SHIPS)),
     "empty-part-last": agent_run(said(SHIPS), EMPTY_PART),
 }
+SIGNALS = {**agent_run(signal("assistant", ERROR), said(SHIPS)), "input": {**agent_input(""), "inputMessages": [
+    signal("user", ASKED)]}}  # the request and the first reply delivered as signal messages
 TWO_QUESTIONS = agent_run(said(SHIPS), asked=("Hello.", ASKED))
 ERROR_ASKED = agent_run(said(ERROR), said(SHIPS), asked=("Was there an error with my order?",))
 
@@ -126,6 +128,9 @@ MESSAGE_CASES: list[CodeCase] = [
          "retrying. your", options={"expected": "retrying. your"}),
     case("check_equals", "across-messages", RUNS["two-texts"], Differs("joined-messages", mastra=1.0, local=0.0),
          ERROR + SHIPS, options={"expected": ERROR + SHIPS}),
+    # an output signal message is not an assistant message to the checks, either side
+    *(case(scorer, "signals", SIGNALS, SAME, *args, options=options)
+      for scorer, args, options in TEXT_CHECKS),
     *(case(scorer, "tool-between", RUNS["tool-between"], expected(scorer, "tool-between"), *args, options=options,
            trajectory=trajectory) for scorer, args, options, trajectory in TOOL_READERS),
 ]
