@@ -154,11 +154,12 @@ def calibrated_column(scorer: str) -> str:
 
 
 def check_calibration(calibration: CalibrationFile, scorers: Iterable[Scorer],
-                      column_names: Sequence[str] = ()) -> dict[str, CalibrationMap]:
+                      column_names: Sequence[str] = (), *, judged: bool = True) -> dict[str, CalibrationMap]:
     """The maps that apply to `scorers`, by scorer name, each checked against the scorer's judge
-    and version, and their columns against the data's `column_names`. Raises a one-line
-    `ValueError` on a mismatch (naming both), when no scorer has a map, or when the data already
-    has a column where a calibrated probability goes (results never replace data)."""
+    (unless not `judged`: scorers built before the model loads, whose version alone can be
+    checked then) and version, and their columns against the data's `column_names`. Raises a
+    one-line `ValueError` on a mismatch (naming both), when no scorer has a map, or when the data
+    already has a column where a calibrated probability goes (results never replace data)."""
     scorers = list(scorers)
     chosen = {}
     for scorer in scorers:
@@ -166,7 +167,7 @@ def check_calibration(calibration: CalibrationFile, scorers: Iterable[Scorer],
         if fitted is None:
             continue
         judge, version = judge_of(scorer), scorer_version(scorer)
-        if fitted.judge != judge:
+        if judged and fitted.judge != judge:
             raise ValueError(f"{calibration.source}: its {scorer.name} map was fitted for judge {fitted.judge!r}, "
                              f"not this run's judge {judge!r}: fit one for this judge (localjudge bench "
                              "--fit-calibration)")

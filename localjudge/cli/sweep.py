@@ -24,6 +24,11 @@ its `path` (or `tokenizer`), optional, is the served model's tokenizer folder::
     models:
       - {name: qwen-on-vllm, engine: server, base_url: "http://127.0.0.1:8000/v1", path: models/qwen}
 
+A model entry's `calibration` names a calibration file (`localjudge bench --fit-calibration`): each
+row of that model's cells of a scorer and mode the file has a map for gets
+``<scorer>_calibrated_prob``, as with `localjudge score --calibration` (`localjudge.cli.calibration`;
+another scorer version is refused before any model loads, another judge once it has loaded).
+
 A dataset entry may set `input_col`, `output_col`, `context_col`, `id_col`, `limit`,
 `batch_size` and `scorers` (a subset to run on it). A scorer entry is a name or `{name, scale,
 mode, options}`; `scorer_options` gives a scorer's options by its name (the keywords of its
@@ -56,16 +61,19 @@ from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
+from localjudge.cli.calibration import ModelCalibration, sweep_calibrations
 from localjudge.cli.cluster import sweep_cell_on_ray, sweep_ray
 from localjudge.cli.outputs import check_output_dir, check_output_file, hold_run
 from localjudge.cli.shared import Bars, check_scorers, higher_is_better, markdown_table, summary_rows
 from localjudge.cluster import ScorerSpec, ray_session
 from localjudge.engines import OPTIONS, EngineOptionError, JudgeSpec, engine_needs
 from localjudge.evaluation import Columns, ResultStore, evaluate, read_table, write_table
+from localjudge.judge import FakeJudge
 from localjudge.scorers import build_scorer, load_scorer_modules
 from localjudge.scoring import check_compat
 
-MODEL_KEYS = {"name", "path", "engine", "threads"} | set().union(*OPTIONS.values())
+OWN_MODEL_KEYS = ("name", "path", "engine", "threads", "calibration")  # the rest are its engine's options
+MODEL_KEYS = set(OWN_MODEL_KEYS) | set().union(*OPTIONS.values())
 CELL_KEYS = {"name", "path", "input_col", "output_col", "context_col", "id_col", "limit", "batch_size", "scorers"}
 SCORER_KEYS = {"name", "scale", "mode", "options", "compat"}
 _PLAIN = re.compile(r"[A-Za-z0-9._+-]{1,24}")  # an option value short and safe enough to name a file by
@@ -147,6 +155,9 @@ def _check_model(p: Path, entry: Any) -> None:
     if not isinstance(entry, dict) or unknown or any(key not in entry for key in needs):
         raise ValueError(f"{p}: model entry {entry!r}: needs {' and '.join(repr(k) for k in needs)}; unknown "
                          f"keys {sorted(unknown)} (known: {', '.join(sorted(MODEL_KEYS))})")
+    if not isinstance(entry.get("calibration", ""), str):
+        raise ValueError(f"{p}: model entry {entry!r}: 'calibration' is the path of a calibration file "
+                         "(bench --fit-calibration)")
     try:
         _judge_spec(entry).checked()
     except EngineOptionError as error:
@@ -159,7 +170,7 @@ def _check_model(p: Path, entry: Any) -> None:
 
 def _engine_options(model: dict[str, Any]) -> dict[str, Any]:
     """A model entry's options for its engine: every key but the entry's own."""
-    return {key: value for key, value in model.items() if key not in ("name", "path", "engine", "threads")}
+    return {key: value for key, value in model.items() if key not in OWN_MODEL_KEYS}
 
 
 def _scorer_spec(entry: Any) -> tuple[str, float, str]:
@@ -265,11 +276,21 @@ def run_sweep(args: argparse.Namespace) -> int:
     for entry in entries:  # before any model loads
         check_scorers([(entry.name, entry.scale, entry.mode)], {entry.name: entry.options},
                       where=f"{args.config}: scorer options of {entry.stem}", compat=entry.compat)
+    if sweep_ray(config, args.config) is not None and any(m.get("calibration") for m in config["models"]):
+        raise ValueError(f"{args.config}: a model entry's calibration is not applied on Ray (as score --calibration "
+                         "is not with --ray): drop ray, or apply the file in Python "
+                         "(localjudge.bench.apply_calibration)")
+    try:  # each file read, and checked against its cells' scorer versions
+        unloaded = {e.stem: (e.mode, build_scorer(e.name, FakeJudge({}), scale=e.scale, mode=e.mode,
+                                                  options=e.options, compat=e.compat)) for e in entries}
+        calibrations = sweep_calibrations(config["models"], [_model_name(m) for m in config["models"]], unloaded)
+    except ValueError as error:
+        raise ValueError(f"{args.config}: {error}") from None
     if sweep_ray(config, args.config) is not None:  # every model's path, before Ray starts
         for model in config["models"]:
             _judge_spec(model).check()
     with hold_run(out_dir, f"out_dir {out_dir}"):
-        return _sweep(args, config, entries)
+        return _sweep(args, config, entries, calibrations)
 
 
 def _judge_spec(model: dict[str, Any]) -> JudgeSpec:
@@ -278,13 +299,14 @@ def _judge_spec(model: dict[str, Any]) -> JudgeSpec:
                      model.get("threads"))
 
 
-def _sweep(args: argparse.Namespace, config: dict[str, Any], entries: list[ScorerEntry]) -> int:
+def _sweep(args: argparse.Namespace, config: dict[str, Any], entries: list[ScorerEntry],
+           calibrations: dict[str, ModelCalibration]) -> int:
     """`run_sweep` once its config is checked and its out_dir held: each model, then its cells."""
     out_dir = Path(config["out_dir"])
     table: list[dict[str, Any]] = []
     on_ray = sweep_ray(config, args.config)
     with ray_session(on_ray.get("address")) if on_ray is not None else nullcontext():
-        _cells(args, config, entries, table, on_ray)
+        _cells(args, config, entries, table, on_ray, calibrations)
     out_dir.mkdir(parents=True, exist_ok=True)
     with (out_dir / "summary.csv").open("w", newline="", encoding="utf-8") as handle:
         writer = csv.DictWriter(handle, fieldnames=list(table[0]))
@@ -297,13 +319,20 @@ def _sweep(args: argparse.Namespace, config: dict[str, Any], entries: list[Score
 
 
 def _cells(args: argparse.Namespace, config: dict[str, Any], entries: list[ScorerEntry], table: list[dict[str, Any]],
-           on_ray: dict[str, Any] | None) -> None:
+           on_ray: dict[str, Any] | None, calibrations: dict[str, ModelCalibration]) -> None:
     """Each model, then its cells, one summary row per cell into `table`; on Ray (`on_ray`: the
-    config's `ray:`) each cell's actors load the model instead of this process."""
+    config's `ray:`) each cell's actors load the model instead of this process. A model's
+    `calibrations` entry adds its column to the cells it applies to."""
     out_dir = Path(config["out_dir"])
     for model in config["models"]:
         model_name = _model_name(model)
         judge = None if on_ray is not None else _judge_spec(model).load()  # heavy: the engine loads
+        scorers = {} if on_ray is not None else {
+            e.stem: build_scorer(e.name, judge, scale=e.scale, mode=e.mode, options=e.options, compat=e.compat)
+            for e in entries}
+        calibration = calibrations.get(model_name)
+        if calibration is not None:
+            calibration.check_judge(scorers)  # before any cell is scored
         for data in config["datasets"]:
             data_name = _data_name(data)
             dataset = read_table(data["path"])
@@ -326,10 +355,13 @@ def _cells(args: argparse.Namespace, config: dict[str, Any], entries: list[Score
                         result = sweep_cell_on_ray(on_ray, _judge_spec(model), dataset, spec, columns=columns,
                                                    batch_size=batch_size, store=store, progress=bars)
                     else:
-                        scorer = build_scorer(entry.name, judge, scale=entry.scale, mode=entry.mode,
-                                              options=entry.options, compat=entry.compat)
+                        scorer = scorers[entry.stem]
+                        calibrate = calibration.cell(entry.stem, scorer, dataset.column_names, out) \
+                            if calibration is not None else None  # checked before the cell's rows are scored
                         result = evaluate(dataset, [scorer], batch_size=batch_size, columns=columns, store=store,
                                           progress=bars)
+                        if calibrate is not None:
+                            result = calibrate(result)
                 finally:
                     bars.close()
                 write_table(result.dataset, out)
