@@ -8,6 +8,7 @@ context...); `gates` must reach their maximum; `on_item_complete` fires as each 
 are done with results keyed by scorer id; `scores` holds the unrounded mean per scorer id;
 `summary` counts the items and, per scorer or gate id, the runs declared not scorable (left out
 of every mean); thresholds and gates give the verdict (`localjudge.evaluation.assertions`).
+Scorers may be Mastra's agent or workflow config, results nested as it is (`scorer_configs`).
 Unlike Mastra's: items are scored a batch at a time (one judge call per scorer step per batch,
 not per item), and a target or scorer that fails on one item is recorded on that item; the run
 always goes on (Mastra aborts the whole run). So that such a run still never passes, a
@@ -31,15 +32,17 @@ from localjudge.evaluation.assertions import (
     verdict,
 )
 from localjudge.evaluation.dataset_runs import ScorerSummary, score_runs
-from localjudge.evaluation.eval_items import (
-    Entry,
-    Turn,
-    check_items,
-    entries_of,
-    gates_of,
-    row_of,
-    run_target,
-    turns_of,
+from localjudge.evaluation.eval_items import Entry, Turn, check_items, gates_of, row_of, run_target, turns_of
+from localjudge.evaluation.scorer_configs import (
+    Path,
+    ScorerPlan,
+    TargetType,
+    check_workflow_items,
+    nested,
+    plan_of,
+    score_slots,
+    workflow_checked,
+    workflow_row,
 )
 from localjudge.result import ScoreResult
 from localjudge.scoring import Scorer, resolve
@@ -50,14 +53,15 @@ ScorerEntry = Scorer | Mapping[str, Any]  # a scorer, or {"scorer": s, "threshol
 
 @dataclass(frozen=True)
 class ItemResult:
-    """One item, as Mastra's `onItemComplete` gets it: the item, the target's output (or
-    error) and each scorer's result keyed by scorer id; here also each gate's, and each turn's
-    gates and scorers (``turns`` items) keyed by id."""
+    """One item, as Mastra's `onItemComplete` gets it: the item, the target's output (a workflow's
+    result whole; or its error) and each scorer's result keyed by scorer id (nested as a scorer
+    config is: ``{"agent": {id: result}}``, ``{"steps": {step_id: {id: result}}}``); here also
+    each gate's, and each turn's gates and scorers (``turns`` items) keyed by id."""
 
     item: Mapping[str, Any]
     target_result: Any
     target_error: str | None
-    scorer_results: dict[str, ScoreResult]
+    scorer_results: dict[str, Any]  # ScoreResult by id, or nested dicts of them
     gate_results: dict[str, ScoreResult] = field(default_factory=dict)
     turn_results: list[dict[str, ScoreResult]] = field(default_factory=list)
 
@@ -77,10 +81,12 @@ class RunEvalsResult:
     """Mastra's `RunEvalsResult`, plus per-scorer run statistics and every item.
 
     Attributes:
-        scores: Unrounded mean score per scorer id over the items it scored (None if none).
+        scores: Unrounded mean score per scorer id over the items it scored (None if none);
+            nested as a scorer config is (``scores["agent"][id]``, ``scores["steps"][step][id]``).
         summary: `total_items`, `not_scorable` (and `target_errors`).
         items: Every item's `ItemResult`, in input order.
-        scorer_summaries: Per scorer id: scored, unscored (failures), not scorable, seconds...
+        scorer_summaries: Per scorer id (nested as `scores`): scored, unscored (failures), not
+            scorable, seconds...
         verdict: ``"failed"`` when a gate fails, else ``"scored"`` when a threshold fails, else
             ``"passed"`` (Mastra's words); None when no gate or threshold gave a number.
         threshold_results: Per scorer id that has a threshold.
@@ -88,10 +94,10 @@ class RunEvalsResult:
         turn_results: Per turn index of ``turns`` items with gates or scorers.
     """
 
-    scores: dict[str, float | None]
+    scores: dict[str, Any]  # float | None by id, or nested dicts of them
     summary: RunSummary
     items: list[ItemResult]
-    scorer_summaries: dict[str, ScorerSummary]
+    scorer_summaries: dict[str, Any]  # ScorerSummary by id, or nested dicts of them
     verdict: str | None = None
     threshold_results: dict[str, ThresholdResult] | None = None
     gate_results: dict[str, GateResult] | None = None
@@ -111,10 +117,11 @@ def _target_function(target: Any) -> Callable[..., Any]:
 
 def run_evals(
     data: Sequence[Mapping[str, Any]],
-    scorers: Sequence[ScorerEntry] = (),
+    scorers: Sequence[ScorerEntry] | Mapping[str, Any] = (),
     target: Any = None,
     *,
     gates: Sequence[Scorer] = (),
+    target_type: TargetType = "agent",
     on_item_complete: Callable[[ItemResult], Any] | None = None,
     concurrency: int = 1,
     batch_size: int = 8,
@@ -128,13 +135,19 @@ def run_evals(
             reaches the scorers (`Sample.raw`, `get_context`).
         scorers: Scorers, or ``{"scorer": s, "threshold": t}`` where `t` is the least passing
             mean, or ``{"min": a, "max": b}`` (for lower-is-better scorers, ``{"max": 0.2}``).
+            Or Mastra's scorer config: ``{"agent": [...], "trajectory": [...]}`` for an agent,
+            ``{"workflow": [...], "steps": {step_id: [...]}}`` for a workflow (scorers only;
+            `localjudge.evaluation.scorer_configs`); results are then nested the same way.
         target: A function of the input (sync or async), or an object with a `generate`, `run`,
             `invoke` or `predict` method. Its return value is the output (a string, chat
-            messages, or Mastra's agent messages with tool invocations). If it takes a
-            `thread_id` or `request_context` keyword, it gets the item's (a thread per item,
-            shared by its turns).
+            messages, or Mastra's agent messages with tool invocations); a workflow's is Mastra's
+            workflow result. If it takes a `thread_id` or `request_context` keyword, it gets the
+            item's (a thread per item, shared by its turns).
         gates: Scorers that must score their maximum (1) on every item: a mean below it fails
             the run (verdict ``"failed"``).
+        target_type: ``"agent"`` (default) or ``"workflow"``: the target returns Mastra's
+            workflow result, whose `result` the scorers and gates judge (Mastra decides by the
+            target object).
         on_item_complete: Called with each item's `ItemResult` as soon as its batch is scored,
             in input order; may be async.
         concurrency: Targets running at once (threads).
@@ -146,56 +159,42 @@ def run_evals(
         raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be at least 1, got {batch_size}")
-    entries = entries_of(scorers)  # bad scorers, items and an unusable target fail before any item runs
-    gate_list = gates_of(gates)
+    plan = plan_of(scorers, target_type)  # bad scorers, items and an unusable target fail before any item runs
+    gate_slots: list[tuple[Path, Scorer]] = [((g.id,), g) for g in gates_of(gates)]
     has_turn_checks = check_items(data)
-    if not entries and not gate_list and not has_turn_checks:
+    if plan.target_type == "workflow":
+        check_workflow_items(data)
+    if not plan.slots and not gate_slots and not has_turn_checks:
         raise ValueError("give at least one scorer or gate")
     call = _target_function(target)
     items: list[ItemResult] = []
-    totals: dict[str, list[ScorerSummary]] = {s.id: [] for s, _ in entries}
+    runs: list[dict[Path, ScoreResult]] = []  # each item's scorer results by path
+    totals: dict[Path, list[ScorerSummary]] = {path: [] for path, _ in plan.slots}
     with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
         for start in range(0, len(data), batch_size):
             chunk = list(data[start:start + batch_size])
             ran = list(pool.map(lambda item: run_target(call, item), chunk))
-            rows = [row_of(item, outputs, str(start + i)) for i, (item, (outputs, _)) in enumerate(zip(chunk, ran,
-                                                                                                     strict=True))]
-            good = [i for i, (_, error) in enumerate(ran) if error is None]
-            judged = {**_score([rows[i] for i in good], [s for s, _ in entries], batch_size, totals),
-                      **{f"gate:{k}": v for k, v in _score([rows[i] for i in good], gate_list, batch_size).items()}}
-            turns = _score_turns(chunk, ran, rows, good, batch_size)
-            for i, (item, (_, error)) in enumerate(zip(chunk, ran, strict=True)):
-                at = good.index(i) if error is None else None
-                items.append(ItemResult(item, rows[i]["output"] if error is None else None, error,
-                                        _picked([(s.id, s) for s, _ in entries], judged, at, rows[i], error),
-                                        _picked([(f"gate:{g.id}", g) for g in gate_list], judged, at, rows[i], error),
-                                        turns[i]))
+            if plan.target_type == "workflow":
+                ran = [workflow_checked(r) for r in ran]
+            rows = [_row(plan, item, outputs, error, str(start + i))
+                    for i, (item, (outputs, error)) in enumerate(zip(chunk, ran, strict=True))]
+            judged = score_slots(plan, plan.slots, rows, ran, batch_size, totals)
+            gated = score_slots(plan, gate_slots, rows, ran, batch_size)
+            turns = _score_turns(chunk, ran, rows, [i for i, (_, e) in enumerate(ran) if e is None], batch_size)
+            for i, (item, (outputs, error)) in enumerate(zip(chunk, ran, strict=True)):
+                shown = None if error is not None else (outputs[0] if plan.target_type == "workflow"
+                                                        else rows[i]["output"])
+                runs.append(judged[i])
+                items.append(ItemResult(item, shown, error, nested(judged[i]), nested(gated[i]), turns[i]))
                 if on_item_complete is not None:
                     resolve(on_item_complete(items[-1]))
-    return _result(items, entries, gate_list, totals)
+    return _result(items, runs, plan, [g for _, g in gate_slots], totals)
 
 
-def _picked(wanted: list[tuple[str, Scorer]], judged: dict[str, list[ScoreResult]], at: int | None,
-            row: Mapping[str, Any], error: str | None) -> dict[str, ScoreResult]:
-    """One item's result of each scorer (by id): the one judged at `at` in its batch, or, where
-    the target failed, unscored (``target_failed``)."""
-    return {key.removeprefix("gate:"): judged[key][at] if at is not None
-            else ScoreResult.unscored(row["run_id"], scorer.name, "target_failed", str(error))
-            for key, scorer in wanted}
-
-
-def _score(rows: list[dict[str, Any]], scorers: list[Scorer], batch_size: int,
-           totals: dict[str, list[ScorerSummary]] | None = None) -> dict[str, list[ScoreResult]]:
-    """Each scorer's results on `rows` by scorer id: one judge call per step for the batch."""
-    if not rows or not scorers:
-        return {s.id: [] for s in scorers}
-    found: dict[str, list[ScoreResult]] = {}
-    for scorer in scorers:  # one at a time: a gate may share its name with a scorer
-        results, summary = score_runs(rows, [scorer], batch_size=batch_size)
-        found[scorer.id] = results[scorer.name]
-        if totals is not None:
-            totals[scorer.id].append(summary[scorer.name])
-    return found
+def _row(plan: ScorerPlan, item: Mapping[str, Any], outputs: list[Any], error: str | None,
+         index: str) -> dict[str, Any]:
+    row = row_of(item, outputs, index)
+    return workflow_row(row) if plan.target_type == "workflow" and error is None else row
 
 
 def _score_turns(chunk: list[Mapping[str, Any]], ran: list[tuple[list[Any], str | None]],
@@ -226,27 +225,27 @@ def _score_turns(chunk: list[Mapping[str, Any]], ran: list[tuple[list[Any], str 
     return found
 
 
-def _result(items: list[ItemResult], entries: list[Entry], gates: list[Scorer],
-            totals: dict[str, list[ScorerSummary]]) -> RunEvalsResult:
-    by_scorer = {s.id: [it.scorer_results[s.id] for it in items] for s, _ in entries}
+def _result(items: list[ItemResult], runs: list[dict[Path, ScoreResult]], plan: ScorerPlan, gates: list[Scorer],
+            totals: dict[Path, list[ScorerSummary]]) -> RunEvalsResult:
+    by_path = {path: [run[path] for run in runs] for path, _ in plan.slots}
     by_gate = {g.id: [it.gate_results[g.id] for it in items] for g in gates}
     turns = _turn_results(items)
-    not_scorable: dict[str, int] = {}
-    filed = [*by_scorer.items(), *by_gate.items(),
+    not_scorable: dict[str, int] = {}  # by scorer or gate id, whatever its group (Mastra's)
+    filed = [*((path[-1], v) for path, v in by_path.items()), *by_gate.items(),
              *((key, [r]) for it in items for turn in it.turn_results for key, r in turn.items())]
     for key, results in filed:
         for result in results:
             if result.not_scorable:
                 not_scorable[key] = not_scorable.get(key, 0) + 1
-    thresholds = threshold_results(entries, by_scorer)
+    thresholds = threshold_results(plan.entries, {path[-1]: v for path, v in by_path.items() if len(path) == 1})
     gate_found = gate_results(gates, by_gate)
     every_gate = [*gate_found.values(), *(g for t in turns for g in (t.gate_results or {}).values())]
     every_threshold = [*thresholds.values(), *(r for t in turns for r in (t.threshold_results or {}).values())]
     return RunEvalsResult(
-        scores={k: mean([r.score for r in v if r.score is not None]) for k, v in by_scorer.items()},
+        scores=nested({k: mean([r.score for r in v if r.score is not None]) for k, v in by_path.items()}),
         summary=RunSummary(len(items), sum(it.target_error is not None for it in items), not_scorable),
         items=items,
-        scorer_summaries={k: _combine(totals[k], by_scorer[k]) for k in by_scorer},
+        scorer_summaries=nested({k: _combine(totals[k], v) for k, v in by_path.items()}),
         verdict=verdict(every_gate, every_threshold),
         threshold_results=thresholds or None,
         gate_results=gate_found or None,
