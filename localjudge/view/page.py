@@ -215,14 +215,14 @@ PAGE_JS = r"""
     }
     return [];
   }
-  function verdictTable(parent, steps) {
+  function verdictTable(parent, steps, title) {
     var claims = firstStrings(steps.preprocess);
     var verdicts = steps.analyze && Array.isArray(steps.analyze.verdicts) ? steps.analyze.verdicts : [];
     if (!verdicts.length && steps.analyze && typeof steps.analyze.verdict === "string")  // direct mode
       verdicts = [Object.assign({claim: "(the whole output)"}, steps.analyze)];
     var n = Math.max(claims.length, verdicts.length);
     if (!n) return;
-    parent.appendChild(el("h4", "", "claims \u2192 verdicts"));
+    parent.appendChild(el("h4", "", title || "claims \u2192 verdicts"));
     var table = el("table", "verdicts");
     var head = el("tr");
     ["#", "claim", "verdict", "reason"].forEach(function (h) { head.appendChild(el("th", "", h)); });
@@ -243,6 +243,40 @@ PAGE_JS = r"""
     }
     parent.appendChild(table);
   }
+  function ensembleParts(analyze) {  // an ensemble row keeps both modes' results under analyze
+    var ok = function (part) { return part && typeof part === "object" && !Array.isArray(part); };
+    return ok(analyze) && ok(analyze.pipeline) && ok(analyze.direct) ? analyze : null;
+  }
+  function verdictWords(cell, part) {  // a mode's verdict(s), coloured as in the verdict tables
+    var a = part.analyze && typeof part.analyze === "object" ? part.analyze : {};
+    var words = typeof a.verdict === "string" ? [a.verdict] : Array.isArray(a.verdicts) ?
+      a.verdicts.map(function (v) { return v && typeof v === "object" ? String(v.verdict) : ""; }) : [];
+    words.forEach(function (word) {
+      cell.appendChild(el("span", "verdict " + (["yes", "no", "idk"].indexOf(word) >= 0 ? "v-" + word : ""), word));
+      cell.appendChild(document.createTextNode(" "));
+    });
+    if (part.error) cell.appendChild(el("span", "", "unscored: " + part.error));
+  }
+  function modesTable(parent, both, steps) {  // the ensemble: both modes side by side, then each one's verdicts
+    parent.appendChild(el("h4", "", "ensemble: each mode"));
+    var table = el("table", "modes");
+    var head = el("tr");
+    ["mode", "verdicts", "probability", "score"].forEach(function (h) { head.appendChild(el("th", "", h)); });
+    table.appendChild(head);
+    ["pipeline", "direct"].forEach(function (mode) {
+      var part = both[mode], tr = el("tr"), words = el("td");
+      tr.appendChild(el("td", "", mode));
+      verdictWords(words, part);
+      tr.appendChild(words);
+      tr.appendChild(el("td", "num", fmt(part.probability)));
+      tr.appendChild(el("td", "num", fmt(part.score)));
+      table.appendChild(tr);
+    });
+    parent.appendChild(table);
+    verdictTable(parent, {preprocess: steps.preprocess, analyze: both.pipeline.analyze},
+      "pipeline: claims \u2192 verdicts");
+    verdictTable(parent, {analyze: both.direct.analyze}, "direct: one verdict");
+  }
   function renderDetail() {
     var box = $("detail");
     box.replaceChildren();
@@ -253,19 +287,21 @@ PAGE_JS = r"""
     close.addEventListener("click", function () { openDetail(-1); });
     box.appendChild(close);
     box.appendChild(el("h2", "", it.r.scorer + ": " + it.row.id));
+    var steps = it.r.steps || {};
+    var both = ensembleParts(steps.analyze);
     var dl = el("dl");
-    [["source", it.row.source], ["row", it.row.index], ["score", shownScore(it.r)],
-      ["prob score", fmt(it.r.prob)], ["error kind", it.r.kind || ""]].forEach(function (pair) {
+    [["source", it.row.source], ["row", it.row.index], [both ? "score (the pipeline's)" : "score", shownScore(it.r)],
+      [both ? "prob score (the modes' mean)" : "prob score", fmt(it.r.prob)],
+      ["error kind", it.r.kind || ""]].forEach(function (pair) {
       dl.appendChild(el("dt", "", pair[0]));
       dl.appendChild(el("dd", "", pair[1]));
     });
     box.appendChild(dl);
-    var steps = it.r.steps || {};
     section(box, "error", it.r.error, "error");
     section(box, "input", it.row.input);
     section(box, "output", it.row.output);
     section(box, "context", it.row.context);
-    verdictTable(box, steps);
+    if (both) modesTable(box, both, steps); else verdictTable(box, steps);
     section(box, "reason", it.r.reason);
     section(box, "raw judge output", steps.raw_output, "error");
     var extra = Object.keys(it.row.extra);
