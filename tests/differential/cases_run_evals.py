@@ -10,11 +10,12 @@ Mastra's; by default a mean may differ where the case pins it (`differs`, by sco
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from localjudge import Scorer, create_scorer, not_scorable
+from localjudge.scorers import code_trajectory_accuracy_scorer
 from tests.differential.parity import Differs
 
 
@@ -36,7 +37,29 @@ def scorers(compat: str) -> dict[str, Scorer]:
         "third": constant("third", 1 / 3),
         "big": constant("big", 87.5),
         "negative": constant("negative", -1),
+        "toolSteps": create_scorer("tool_steps", score_returns="score", compat=compat).generate_score(
+            lambda run, results: float(sum(c.state == "result" and not c.is_error for c in run.tool_calls))),
+        "trajectoryAccuracy": code_trajectory_accuracy_scorer(compat=compat),
     }
+
+
+def agent_turns(replies: list[Any]) -> Callable[[Any], Any]:
+    """localjudge's target giving Mastra's agent replies: text as it is; tool calls (``{"tool",
+    "args"}``), each answered ``{"done": name}``, then the text, as Mastra's one assistant message."""
+    def reply(message: Any) -> Any:
+        parts = []
+        while not isinstance(replies[0], str):
+            call = replies.pop(0)
+            parts.append({"type": "tool-invocation", "toolInvocation": {
+                "state": "result", "toolCallId": f"call-{len(parts) + 1}", "toolName": call["tool"],
+                "args": call.get("args", {}), "result": {"done": call["tool"]}}})
+        text = replies.pop(0)
+        if not parts:
+            return text
+        return [{"role": "assistant", "content": {"format": 2, "parts": [*parts, {"type": "text", "text": text}],
+                                                  "content": text}}]
+
+    return reply
 
 
 @dataclass(frozen=True)
@@ -47,7 +70,7 @@ class RunEvalsCase:
     name: str
     replies: list[str]
     data: list[dict[str, Any]]
-    scorers: list[Any]
+    scorers: list[Any] | dict[str, list[str]]  # entries, or a config: {"agent": [...], "trajectory": [...]}
     gates: list[str]
     differs: Mapping[str, Differs] = field(default_factory=dict)
 
@@ -68,7 +91,10 @@ class RunEvalsCase:
             return {**it, "turns": [{"input": t["input"], "gates": [made[g] for g in t.get("gates", [])],
                                      "scorers": [entry(s) for s in t.get("scorers", [])]} for t in it["turns"]]}
 
-        return {"data": [item(it) for it in self.data], "scorers": [entry(e) for e in self.scorers],
+        given = self.scorers
+        chosen = ({k: [made[n] for n in names] for k, names in given.items()} if isinstance(given, dict)
+                  else [entry(e) for e in given])
+        return {"data": [item(it) for it in self.data], "scorers": chosen,
                 "gates": [made[g] for g in self.gates]}
 
 
@@ -91,4 +117,13 @@ RUN_EVALS_CASES = [
     RunEvalsCase("raw-scores", ["a", "b"], [{"input": "q1"}, {"input": "q2"}],
                  ["third", {"scorer": "negative", "threshold": 0}], ["big"],
                  differs={"third-scorer": Differs("unrounded", 1 / 3, 0.33)}),
+    # Mastra's AgentScorerConfig: agent scorers judge the reply, trajectory scorers the tool calls as
+    # Mastra's extractTrajectory makes steps of them, with the item's expectedTrajectory.
+    RunEvalsCase("agent-config", [{"tool": "weather", "args": {"city": "Paris"}}, "please take an umbrella",
+                                  "sunny", {"tool": "weather", "args": {"city": "Rome"}},
+                                  {"tool": "forecast", "args": {"days": 2}}, "x, please plan ahead"],
+                 [{"input": "rain", "expectedTrajectory": {"steps": [{"name": "weather"}]}},
+                  {"input": "sun", "expectedTrajectory": {"steps": [{"name": "weather"}]}},
+                  {"input": "week", "expectedTrajectory": {"steps": [{"name": "weather"}, {"name": "forecast"}]}}],
+                 {"agent": ["polite", "long"], "trajectory": ["trajectoryAccuracy", "toolSteps"]}, ["hasX"]),
 ]

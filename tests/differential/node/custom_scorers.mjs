@@ -119,6 +119,7 @@ export const infinity = constant('infinity', Infinity);
 // Python twins are in tests/differential/cases_run_evals.py. Each reads the reply as Mastra's
 // scorers do: the last assistant message with text.
 import { getAssistantMessageFromRunOutput } from "@mastra/evals/scorers/utils";
+import { createTrajectoryAccuracyScorerCode } from "@mastra/evals/scorers/prebuilt";
 
 const reply = (run) => getAssistantMessageFromRunOutput(run.output) ?? "";
 
@@ -135,4 +136,8 @@ export const evalScorers = {
   third: createScorer({ id: 'third-scorer', description: 'Always 1/3' }).generateScore(() => 1 / 3),
   big: createScorer({ id: 'big-scorer', description: 'Always 87.5' }).generateScore(() => 87.5),
   negative: createScorer({ id: 'negative-scorer', description: 'Always -1' }).generateScore(() => -1),
+  // Trajectory scorers (a config's `trajectory`: runEvals hands them extractTrajectory's Trajectory).
+  toolSteps: createScorer({ id: 'tool-steps-scorer', description: 'Tool calls that succeeded', type: 'trajectory' })
+    .generateScore(({ run }) => run.output.steps.filter((step) => step.success).length),
+  trajectoryAccuracy: createTrajectoryAccuracyScorerCode(),
 };

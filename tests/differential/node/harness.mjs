@@ -18,7 +18,9 @@
 //   or {"id": "...", "runEvals": {"replies": [...], "data": [...], "scorers": [...], "gates": [...]}}: Mastra's
 //     runEvals on an Agent whose model gives `replies` in order, with custom_scorers.mjs's evalScorers named
 //     for scorers and gates (a scorer entry is a name or {"scorer": name, "threshold": t}; an item's turns name
-//     theirs the same way). Its result is returned as it is: {"id", "result"}.
+//     theirs the same way; or scorers is a config, {"agent": [names], "trajectory": [names]}). A reply
+//     {"tool": name, "args": {...}} is a tool call: the agent runs that tool (it returns {"done": name}) and
+//     asks the model again. Its result is returned as it is: {"id", "result"}.
 // stdout: a JSON list, one object per case, in order:
 //   {"id", "score" (absent when none; "NaN", "Infinity" or "-Infinity" for those), "notScorable", "error" (a thrown error's message, with
 //    "stage": "create" or "run"), "reason", "preprocessStepResult", "analyzeStepResult", "prompts" (the
@@ -92,36 +94,52 @@ function message(error) {
 
 async function runEvalsCase(c) {
   const { Agent } = await import("@mastra/core/agent");
+  const { createTool } = await import("@mastra/core/tools");
   const { runEvals } = await import("@mastra/core/evals");
+  const { z } = await import("zod");
   const replies = [...c.runEvals.replies];
-  const next = () => replies.shift() ?? "";
+  let calls = 0;
+  const next = () => {
+    const reply = replies.shift() ?? "";
+    if (typeof reply === "string") return { content: [{ type: "text", text: reply }], finishReason: "stop" };
+    calls += 1; // a tool call: the agent runs the tool, then asks the model again
+    return { content: [{ type: "tool-call", toolCallId: `call-${calls}`, toolName: reply.tool,
+                         input: JSON.stringify(reply.args ?? {}) }], finishReason: "tool-calls" };
+  };
   const model = new MockLanguageModelV2({
-    doGenerate: async () => ({ content: [{ type: "text", text: next() }], finishReason: "stop", usage, warnings: [] }),
+    doGenerate: async () => ({ ...next(), usage, warnings: [] }),
     doStream: async () => {
-      const text = next();
+      const { content, finishReason } = next();
+      const parts = content.map((part) => (part.type === "text"
+        ? [{ type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: part.text }, { type: "text-end", id: "t" }]
+        : [part])).flat();
       return {
         stream: new ReadableStream({
           start(controller) {
-            for (const part of [
-              { type: "stream-start", warnings: [] }, { type: "text-start", id: "t" },
-              { type: "text-delta", id: "t", delta: text }, { type: "text-end", id: "t" },
-              { type: "finish", finishReason: "stop", usage },
-            ]) controller.enqueue(part);
+            for (const part of [{ type: "stream-start", warnings: [] }, ...parts, { type: "finish", finishReason, usage }]) {
+              controller.enqueue(part);
+            }
             controller.close();
           },
         }),
       };
     },
   });
-  const agent = new Agent({ id: "target", name: "target", instructions: "Answer.", model });
+  // Each tool named in the replies returns {"done": its name}.
+  const toolNames = [...new Set(c.runEvals.replies.filter((r) => typeof r !== "string").map((r) => r.tool))];
+  const tools = Object.fromEntries(toolNames.map((name) => [name, createTool({
+    id: name, description: name, inputSchema: z.any(), execute: async () => ({ done: name }) })]));
+  const agent = new Agent({ id: "target", name: "target", instructions: "Answer.", model, tools });
   const pick = (name) => custom.evalScorers[name];
   const entry = (e) => (typeof e === "string" ? pick(e) : { scorer: pick(e.scorer), threshold: e.threshold });
+  const given = c.runEvals.scorers ?? [];
+  const scorers = Array.isArray(given) ? given.map(entry)
+    : Object.fromEntries(Object.entries(given).map(([group, names]) => [group, names.map(pick)]));
   const data = c.runEvals.data.map((item) => (item.turns ? {
     ...item, turns: item.turns.map((t) => ({ input: t.input, gates: t.gates?.map(pick), scorers: t.scorers?.map(entry) })),
   } : item));
   try {
-    const result = await runEvals({ data, target: agent, scorers: (c.runEvals.scorers ?? []).map(entry),
-                                    gates: c.runEvals.gates?.map(pick) });
+    const result = await runEvals({ data, target: agent, scorers, gates: c.runEvals.gates?.map(pick) });
     return { id: c.id, result, unused: replies.length };
   } catch (error) {
     return { id: c.id, error: message(error), stage: "run" };
