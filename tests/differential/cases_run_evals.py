@@ -68,7 +68,7 @@ class RunEvalsCase:
     by scorer id, a mean the default setting gives otherwise (a difference of the closed table)."""
 
     name: str
-    replies: list[str]
+    replies: list[Any]  # text, or {"tool": name, "args": {...}}: a tool call
     data: list[dict[str, Any]]
     scorers: list[Any] | dict[str, list[str]]  # entries, or a config: {"agent": [...], "trajectory": [...]}
     gates: list[str]
