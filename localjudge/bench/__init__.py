@@ -16,6 +16,7 @@ from localjudge.bench.calibration_file import (
     calibrated_column,
     check_calibration,
     load_calibration,
+    scorer_version,
     write_calibration,
 )
 from localjudge.bench.calibration_fit import fit_map
@@ -26,5 +27,5 @@ from localjudge.bench.types import BenchReport, BenchResult, Estimate, ScoreRow
 
 __all__ = ["BENCHMARKS", "BenchReport", "BenchResult", "Benchmark", "CalibrationFile", "CalibrationMap", "Estimate",
            "ScoreRow", "apply_calibration", "calibrate_rows", "calibrated_column", "check_calibration",
-           "custom_benchmark", "fit_map", "load_benchmark", "load_calibration", "run_bench", "select_benchmarks",
-           "summary_table", "write_calibration"]
+           "custom_benchmark", "fit_map", "load_benchmark", "load_calibration", "run_bench", "scorer_version",
+           "select_benchmarks", "summary_table", "write_calibration"]
