@@ -7,7 +7,8 @@ its trace or run id, as Mastra's, or every Nth: `localjudge.live.sampling`), que
 and scored by one background worker that batches what has queued (up to `max_batch` runs, or
 whatever arrived within `max_wait` seconds of the first) and makes one judge call per scorer
 step per batch, as every other path does. Results go to a store (SQLite by default, JSONL by
-suffix: `localjudge.live.store`) and to an optional callback.
+suffix: `localjudge.live.store`; a Mastra store's score table by its URL: `localjudge.live.mastra`)
+and to an optional callback.
 
 The wrapped function is never blocked or broken by scoring: sampling and queueing cost
 microseconds, the queue is bounded and what overflows it is counted (`stats.dropped`) and
@@ -34,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.evaluation import score_runs
+from localjudge.live.mastra import MastraScores, is_mastra_url
 from localjudge.live.sampling import Sampler
 from localjudge.live.sigterm import exit_on_sigterm_by_default
 from localjudge.live.store import (
@@ -82,10 +84,11 @@ class LiveScorer:
             ``{"type": "every", "n": 10}``, a bare rate, or None (every call).
         filter: For scorers without their own: a function of the run, asked before sampling;
             only runs it returns True for are sampled (one that raises: not scored, logged).
-        store: A ``.db``/``.sqlite`` path (SQLite), a ``.jsonl`` path, any object with
-            ``write(records)`` and ``close()``, or None (the callback only). Default:
-            ``localjudge-live.db`` in the working directory. A path that cannot be written
-            raises `LiveStoreError` here.
+        store: A ``.db``/``.sqlite`` path (SQLite), a ``.jsonl`` path, a Mastra store's URL
+            (``file:PATH`` or ``postgresql://...``, as ``--mastra-store`` takes it: each scored
+            result a Mastra score row, `MastraScores`), any object with ``write(records)`` and
+            ``close()``, or None (the callback only). Default: ``localjudge-live.db`` in the
+            working directory. A store that cannot be written raises `LiveStoreError` here.
         on_result: Called in the worker thread with ``(run, result)`` for every result; its
             exceptions are logged and counted, never raised.
         max_batch: Most runs per judge call.
@@ -114,7 +117,10 @@ class LiveScorer:
         if max_batch < 1 or queue_size < 1 or max_wait < 0:
             raise ValueError("max_batch and queue_size must be at least 1, max_wait at least 0")
         self._entries = self._parse(scorers, sampling, filter)
-        self._sink = open_sink(store)  # a store that cannot be written is refused here
+        # a store that cannot be written is refused here
+        self._sink = MastraScores(store) if isinstance(store, str) and is_mastra_url(store) else open_sink(store)
+        if isinstance(self._sink, MastraScores):
+            self._sink.check_scorers([s.name for s, _ in self._entries])
         if drain_on_sigterm:
             exit_on_sigterm_by_default()  # before the worker starts: it may refuse (not the main thread)
         self._on_result = on_result
@@ -284,17 +290,17 @@ class LiveScorer:
                     self._idle.notify_all()
 
     def _score(self, batch: list[tuple[dict[str, Any], list[Scorer]]]) -> None:
-        delivered: list[tuple[dict[str, Any], ScoreResult]] = []
+        delivered: list[tuple[dict[str, Any], ScoreResult, Scorer]] = []
         for scorer, _ in self._entries:
             runs = [run for run, chosen in batch if scorer in chosen]
             if runs:
-                delivered += zip(runs, _results(scorer, runs), strict=True)
+                delivered += ((run, result, scorer) for run, result in zip(runs, _results(scorer, runs), strict=True))
         with self._lock:
-            self._counts["scored"] += sum(r.scored for _, r in delivered)
-            self._counts["unscored"] += sum(r.failed for _, r in delivered)
-            self._counts["not_scorable"] += sum(r.not_scorable for _, r in delivered)
+            self._counts["scored"] += sum(r.scored for _, r, _ in delivered)
+            self._counts["unscored"] += sum(r.failed for _, r, _ in delivered)
+            self._counts["not_scorable"] += sum(r.not_scorable for _, r, _ in delivered)
         failed = self._store(delivered) if self._sink is not None and delivered else set()
-        for i, (run, result) in enumerate(delivered):
+        for i, (run, result, _) in enumerate(delivered):
             if self._on_result is None:
                 break
             try:
@@ -306,26 +312,36 @@ class LiveScorer:
             with self._lock:
                 self._counts["failed_writes"] += len(failed)
 
-    def _store(self, delivered: list[tuple[dict[str, Any], ScoreResult]]) -> set[int]:
+    def _store(self, delivered: list[tuple[dict[str, Any], ScoreResult, Scorer]]) -> set[int]:
         """Store a batch's results in one write; the indices of those not stored. A store that
         fails as a whole (`LiveStoreError`: read-only now, locked past its retries) loses the
         batch; any other failure is retried a record at a time, so a record the store refuses
-        costs only itself."""
+        (or a result that cannot be made one) costs only itself. A Mastra store makes its own
+        records (keyed by the scorer too)."""
         assert self._sink is not None
-        records = [record_of(run, result) for run, result in delivered]
+        sink = self._sink
+        records, failed = {}, set()
+        for i, (run, result, scorer) in enumerate(delivered):
+            try:
+                records[i] = sink.records([(run, result, scorer)])[0] if isinstance(sink, MastraScores) \
+                    else record_of(run, result)
+            except Exception as error:  # noqa: BLE001 - counted and logged, the others are stored
+                failed.add(i)
+                log.error("live scoring: the result of run %s cannot be stored: %s", result.run_id, error)
+        if not records:
+            return failed
         try:
-            self._sink.write(records)
-            return set()
+            sink.write(list(records.values()))
+            return failed
         except LiveStoreError:
             log.exception("live scoring: %d results not stored", len(records))
-            return set(range(len(records)))
+            return set(range(len(delivered)))
         except Exception as error:  # noqa: BLE001 - one bad record must not cost the others
             log.warning("live scoring: the store refused a batch of %d (%s); storing them one by one",
                         len(records), error)
-        failed = set()
-        for i, record in enumerate(records):
+        for i, record in records.items():
             try:
-                self._sink.write([record])
+                sink.write([record])
             except Exception as error:  # noqa: BLE001 - counted and logged, the worker goes on
                 failed.add(i)
                 log.error("live scoring: the store refused the result of run %s: %s", record["run_id"], error)
@@ -354,5 +370,5 @@ def _default_run(args: tuple[Any, ...], kwargs: dict[str, Any], result: Any) -> 
     return {"input": question, "output": result}
 
 
-__all__ = ["DEFAULT_STORE", "JsonlResults", "LiveScorer", "LiveStats", "LiveStoreError", "ResultSink", "Sampler",
-           "SqliteResults", "read_results"]
+__all__ = ["DEFAULT_STORE", "JsonlResults", "LiveScorer", "LiveStats", "LiveStoreError", "MastraScores", "ResultSink",
+           "Sampler", "SqliteResults", "read_results"]

@@ -19,6 +19,11 @@ is then in that Mastra scorer's series in Studio, and only its ``localjudge:`` r
 ``scorer.name`` ``localjudge <name>`` and its ``metadata.localjudge`` tell it apart). Unscored
 results are not written (they stay in localjudge's result file). Every text goes through
 `localjudge.text_safety` (PostgreSQL refuses NUL).
+
+A live result (`localjudge.live.MastraScores`, the live scorer's sink) is written by the same
+`write_scores`, as Mastra's live scorers save theirs: `source` ``LIVE``, and its row keyed by the
+call too (``localjudge:live:<run id>:<resume key>``, `Judged.call`), since Mastra writes a row per
+live call and two calls with the same texts are two rows.
 """
 
 from __future__ import annotations
@@ -40,8 +45,9 @@ SCORER_PREFIX = "localjudge:"
 
 @dataclass(frozen=True)
 class Judged:
-    """One result to write: the run it scored, the scorer, its resume key, and the Mastra scorer id
-    whose series the row joins (empty: localjudge's own, ``localjudge:<name>``)."""
+    """One result to write: the run it scored, the scorer, its resume key, the Mastra scorer id
+    whose series the row joins (empty: localjudge's own, ``localjudge:<name>``), and for a live
+    result the call's run id its row is keyed by too (empty: a stored run's, keyed by its texts)."""
 
     run: Mapping[str, Any]
     result: ScoreResult
@@ -51,6 +57,7 @@ class Judged:
     judge: str
     key: str
     mastra_scorer_id: str = ""
+    call: str = ""
 
 
 def scorer_id(name: str) -> str:
@@ -73,8 +80,9 @@ def score_row(judged: Judged, columns: Mapping[str, str], now: datetime) -> dict
     agent_run_id = origin.get("runId") or run.get("run_id")
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     series = judged.mastra_scorer_id or scorer_id(judged.scorer_name)
+    scope = origin["experimentId"] if experiment else f"live:{judged.call}" if judged.call else ""
     row: dict[str, Any] = {
-        "id": f"{SCORER_PREFIX}{origin['experimentId']}:{judged.key}" if experiment else f"{SCORER_PREFIX}{judged.key}",
+        "id": f"{SCORER_PREFIX}{scope}:{judged.key}" if scope else f"{SCORER_PREFIX}{judged.key}",
         "scorerId": series,
         "traceId": origin.get("traceId"),
         "spanId": origin.get("spanId"),

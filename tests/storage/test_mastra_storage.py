@@ -19,8 +19,10 @@ from typing import Any
 
 import pytest
 
+from localjudge import LiveScorer, toxicity_scorer
 from localjudge.cli.main import main
-from localjudge.mastra_store import StoreError, open_store
+from localjudge.mastra_store import Selection, StoreError, open_store, opened, read_agent_runs
+from localjudge.result import ScoreResult
 from tests.fakes import make_fake_judge, stand_in_engine
 from tests.storage.conftest import ROOT, node
 
@@ -223,6 +225,50 @@ def test_an_experiments_results_are_scored_with_their_ground_truth(monkeypatch: 
     assert score(monkeypatch, url, "--scorer", "answer_relevancy", "--mastra-experiment", app["experimentId"]) == 0
     relevancy = [r for r in localjudge_rows(url) if r["scorerId"] == "localjudge:answer_relevancy"]
     assert sorted(r["runId"] for r in relevancy if r["runId"] == app["experimentId"]) == [app["experimentId"]] * 2
+
+
+def test_live_scores_are_read_back_by_mastras_storage_api(store: tuple[str, dict]) -> None:
+    """A live scorer writing into the app's store (`LiveScorer(store=URL)`): each call's score is a LIVE row
+    that Mastra's API finds by run, by span, by scorer and by agent, as it finds its own live scores."""
+    url, _ = store
+    before = snapshot(url)
+    with opened(url) as stored:
+        runs = read_agent_runs(stored, Selection())  # runs carrying their Mastra ids, as an app's would
+    runs.append({"run_id": "python-call", "input": "Hi?", "output": "Hello.", "trace_id": "py-trace",
+                 "span_id": "py-span", "entity_id": "python-app"})  # a Python app's call, its ids as keys
+    seen: list[tuple[dict[str, Any], ScoreResult]] = []
+    clean = {"verdicts": [{"verdict": "no", "severity": "none", "reason": "Polite."}]}
+    with LiveScorer(toxicity_scorer(make_fake_judge(ToxicityVerdicts=clean)), store=url,
+                    on_result=lambda run, result: seen.append((dict(run), result))) as live:
+        for run in runs:
+            live.submit(run)
+    assert live.stats.failed_writes == 0 and len(seen) == len(runs)
+
+    def ids(run: dict[str, Any]) -> tuple[str, str, str]:
+        origin = run.get("mastra") or {}
+        return (origin.get("traceId") or run["trace_id"], origin.get("spanId") or run["span_id"],
+                origin.get("entityId") or run["entity_id"])
+
+    query = {"runIds": [r.run_id for _, r in seen], "scorerIds": ["localjudge:toxicity"],
+             "spans": [{"traceId": ids(run)[0], "spanId": ids(run)[1]} for run, _ in seen],
+             "entities": [{"entityType": "AGENT", "entityId": e} for e in sorted({ids(run)[2] for run, _ in seen})]}
+    back = node("read_scores.mjs", url, stdin=query)
+    scored = [result for _, result in seen if result.scored]
+    # the judge scripts one verdict: the two-sentence answer "Hello Ada! Nice to meet you." needs two, is left
+    # unscored (a judge failure) and so has no row, as Mastra saves none for a failed live scorer
+    assert len(scored) == len(seen) - 1
+    for run, result in seen:
+        trace, span, entity = ids(run)
+        for found in ([s for s in back["byRun"][result.run_id] if s["scorerId"] == "localjudge:toxicity"],
+                      [s for s in back["bySpan"][f"{trace}/{span}"] if s["scorerId"] == "localjudge:toxicity"],
+                      [s for s in back["byEntity"][f"AGENT/{entity}"] if s["runId"] == result.run_id]):
+            assert len(found) == result.scored  # an unscored result has no row, as Mastra saves none
+            if not found:
+                continue
+            assert (found[0]["score"], found[0]["reason"], found[0]["source"]) == (result.score, result.reason, "LIVE")
+            assert found[0]["id"].startswith(f"localjudge:live:{result.run_id}:")
+    assert len(back["byScorer"]["localjudge:toxicity"]) == len(scored)
+    assert snapshot(url) == before  # nothing but localjudge's rows in mastra_scorers changed
 
 
 def test_a_nul_in_a_reason_is_dropped_on_postgres(monkeypatch: pytest.MonkeyPatch, pg_copy: tuple[str, dict]) -> None:

@@ -39,7 +39,7 @@ RULES: dict[str, set[str]] = {
     "engines.vllm": LOW | {"engines"},
     "engines.server": LOW | {"engines"},  # HTTP only: never torch's engines or vLLM
     "evaluation": LOW | {"samples", "scoring"},
-    "live": LOW | {"samples", "scoring", "evaluation"},
+    "live": LOW | {"samples", "scoring", "evaluation", "mastra_store"},  # live scores through --mastra-store's writer
     "view": LOW | {"evaluation"},
     "mastra_store": LOW | {"samples", "scoring", "evaluation"},  # DB drivers only inside its connection's functions
     "bench": LOW | {"samples", "scoring", "scorers", "evaluation"},
