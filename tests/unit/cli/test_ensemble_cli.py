@@ -46,12 +46,17 @@ def known_probs_judge(fake_judge: FakeJudgeFactory) -> FakeJudge:
     return fake_judge(HallucinationVerdicts=verdicts, DirectVerdict=direct)
 
 
-@pytest.fixture
-def data(tmp_path: Path) -> Path:
-    path = tmp_path / "mine.jsonl"
+def labeled_data(folder: Path) -> Path:
+    """A labeled JSONL file of the LABELS rows, each output naming its row."""
+    path = folder / "mine.jsonl"
     path.write_text("".join(json.dumps({"output": f"item-{i}", "context": "The context.", "label": y}) + "\n"
                             for i, y in enumerate(LABELS)), encoding="utf-8")
     return path
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return labeled_data(tmp_path)
 
 
 def score(data: Path, out: Path, *flags: str) -> int:

@@ -20,15 +20,12 @@ from localjudge.cli.main import main
 from localjudge.judge import FakeJudge
 from localjudge.scorers import build_scorer
 from tests.fakes import FakeJudgeFactory, stand_in_engine
-from tests.unit.cli.test_ensemble_cli import LABELS, MEANS, known_probs_judge
+from tests.unit.cli.test_ensemble_cli import LABELS, MEANS, known_probs_judge, labeled_data
 
 
 @pytest.fixture
 def data(tmp_path: Path) -> Path:
-    path = tmp_path / "mine.jsonl"
-    path.write_text("".join(json.dumps({"output": f"item-{i}", "context": "The context.", "label": y}) + "\n"
-                            for i, y in enumerate(LABELS)), encoding="utf-8")
-    return path
+    return labeled_data(tmp_path)
 
 
 def calibration(tmp_path: Path, judge: FakeJudge, mode: str = "ensemble", version: str | None = None,
