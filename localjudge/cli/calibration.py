@@ -27,6 +27,8 @@ from localjudge.bench import (
 )
 from localjudge.cli.shared import CliError
 from localjudge.evaluation import Evaluation
+from localjudge.judge import FakeJudge
+from localjudge.scorers import build_scorer
 from localjudge.scoring import Scorer
 
 
@@ -46,6 +48,17 @@ def check_calibration_flag(args: argparse.Namespace) -> None:
         raise CliError("--calibration is not applied to --ray runs: score without --ray, or apply the file in Python "
                        "(localjudge.bench.apply_calibration)")
     load_calibration(args.calibration)
+
+
+def check_calibration_versions(args: argparse.Namespace, names: Sequence[str],
+                               options: Mapping[str, Mapping[str, Any]]) -> None:
+    """Before the model loads: the --calibration file's maps against the chosen scorers' versions,
+    mode and scale (built on a judge that is never called); the judge is checked once it loads."""
+    if getattr(args, "calibration", None) is None:
+        return
+    unloaded = [build_scorer(name, FakeJudge({}), scale=args.scale, mode=args.mode, options=options.get(name),
+                             compat=args.compat) for name in names]
+    check_calibration(load_calibration(args.calibration), unloaded, judged=False)
 
 
 def calibrator(args: argparse.Namespace, scorers: Sequence[Scorer],

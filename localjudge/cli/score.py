@@ -13,7 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from localjudge.cli import shared
-from localjudge.cli.calibration import add_calibration_flag, calibrator, check_calibration_flag
+from localjudge.cli.calibration import (
+    add_calibration_flag,
+    calibrator,
+    check_calibration_flag,
+    check_calibration_versions,
+)
 from localjudge.cli.cluster import add_ray_flags, check_ray_flags, score_on_ray
 from localjudge.cli.mastra import add_mastra_flags, run_mastra_score
 from localjudge.cli.outputs import check_output_file, hold_run
@@ -58,6 +63,7 @@ def run_score(args: argparse.Namespace) -> int:
             or args.mastra_sample is not None or args.mastra_unscored or args.mastra_scorer_id:
         raise CliError("the --mastra-* selectors need --mastra-store URL")
     names, options, judged = shared.score_scorers(args)  # before the model loads
+    check_calibration_versions(args, names, options)
     if args.out:
         check_output_file(args.out, WRITE_SUFFIXES, "--out")  # not found bad only after every row is scored
     dataset = read_table(args.data)

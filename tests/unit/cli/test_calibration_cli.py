@@ -121,3 +121,15 @@ def test_flags_the_calibration_does_not_reach_are_refused(tmp_path: Path, data: 
                  "--out-dir", str(tmp_path / "b"), "--fit-calibration", str(tmp_path / "cal.txt")])
     err = capsys.readouterr().err
     assert code == 2 and "--fit-calibration" in err and ".json" in err and err.count("\n") == 1, err
+
+
+def test_another_scorer_version_is_refused_before_the_model_loads(tmp_path: Path, data: Path,
+                                                                  capsys: pytest.CaptureFixture[str],
+                                                                  monkeypatch: pytest.MonkeyPatch,
+                                                                  fake_judge: FakeJudgeFactory) -> None:
+    cli_judge(monkeypatch, known_probs_judge(fake_judge))
+    cal = fit(tmp_path, data, capsys)
+    cli_judge(monkeypatch, None)  # loading the model fails the test
+    assert score(data, "--mode", "pipeline", "--calibration", str(cal)) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "toxicity-direct-v" in err and "direct mode" in err, err
