@@ -40,7 +40,28 @@ def scorers(compat: str) -> dict[str, Scorer]:
         "toolSteps": create_scorer("tool_steps", score_returns="score", compat=compat).generate_score(
             lambda run, results: float(sum(c.state == "result" and not c.is_error for c in run.tool_calls))),
         "trajectoryAccuracy": code_trajectory_accuracy_scorer(compat=compat),
+        "outLength": create_scorer("out_length", score_returns="score", compat=compat).generate_score(
+            lambda run, results: float(len(run.output))),
+        "inLength": create_scorer("in_length", score_returns="score", compat=compat).generate_score(
+            lambda run, results: float(len(run.input))),
+        "saysPlease": create_scorer("says_please", compat=compat).generate_score(
+            lambda run, results: 1 if "please" in run.output else 0),
     }
+
+
+def workflow_runs(steps: list[tuple[str, str]]) -> Callable[[Any], Any]:
+    """localjudge's twin of the harness's Workflow: steps run in turn, each output its input and its
+    word, returned as Mastra 1.71.0's ``run.start()`` result (its step results carry no payload)."""
+    def run(given: Any) -> dict[str, Any]:
+        found: dict[str, Any] = {"input": given}
+        out = given
+        for step_id, word in steps:
+            out = f"{out} {word}"
+            found[step_id] = {"status": "success", "output": out}
+        return {"status": "success", "steps": found, "input": given,
+                "stepExecutionPath": [step_id for step_id, _ in steps], "result": out}
+
+    return run
 
 
 def agent_turns(replies: list[Any]) -> Callable[[Any], Any]:
@@ -70,13 +91,19 @@ class RunEvalsCase:
     name: str
     replies: list[Any]  # text, or {"tool": name, "args": {...}}: a tool call
     data: list[dict[str, Any]]
-    scorers: list[Any] | dict[str, list[str]]  # entries, or a config: {"agent": [...], "trajectory": [...]}
+    scorers: list[Any] | dict[str, Any]  # entries, or a config: {"agent": [...], "trajectory": [...]}, ...
     gates: list[str]
     differs: Mapping[str, Differs] = field(default_factory=dict)
+    workflow: list[tuple[str, str]] | None = None  # the target is a Workflow of these (id, word) steps
 
     def for_mastra(self) -> dict[str, Any]:
-        return {"id": f"run-evals/{self.name}", "runEvals": {"replies": self.replies, "data": self.data,
-                                                              "scorers": self.scorers, "gates": self.gates}}
+        return {"id": f"run-evals/{self.name}", "runEvals": {
+            "replies": self.replies, "data": self.data, "scorers": self.scorers, "gates": self.gates,
+            **({"workflow": [list(s) for s in self.workflow]} if self.workflow else {})}}
+
+    def target(self, replies: list[Any]) -> tuple[Callable[[Any], Any], str]:
+        """localjudge's target and its `target_type`: the Workflow's twin, or the replies in turn."""
+        return (workflow_runs(self.workflow), "workflow") if self.workflow else (agent_turns(replies), "agent")
 
     def for_local(self, compat: str = "localjudge") -> dict[str, Any]:
         """`run_evals`' arguments: the names made scorers, built under `compat`."""
@@ -92,8 +119,10 @@ class RunEvalsCase:
                                      "scorers": [entry(s) for s in t.get("scorers", [])]} for t in it["turns"]]}
 
         given = self.scorers
-        chosen = ({k: [made[n] for n in names] for k, names in given.items()} if isinstance(given, dict)
-                  else [entry(e) for e in given])
+        def group(names: Any) -> Any:  # a config's list of names, or its steps: {step_id: [names]}
+            return {k: group(v) for k, v in names.items()} if isinstance(names, dict) else [made[n] for n in names]
+
+        chosen = group(given) if isinstance(given, dict) else [entry(e) for e in given]
         return {"data": [item(it) for it in self.data], "scorers": chosen,
                 "gates": [made[g] for g in self.gates]}
 
@@ -126,4 +155,10 @@ RUN_EVALS_CASES = [
                   {"input": "sun", "expectedTrajectory": {"steps": [{"name": "weather"}]}},
                   {"input": "week", "expectedTrajectory": {"steps": [{"name": "weather"}, {"name": "forecast"}]}}],
                  {"agent": ["polite", "long"], "trajectory": ["trajectoryAccuracy", "toolSteps"]}, ["hasX"]),
+    # Mastra's WorkflowScorerConfig: workflow scorers judge the result, step scorers each step's output
+    # (with the item's input: 1.71.0's result carries no step payload).
+    RunEvalsCase("workflow-config", [], [{"input": "trip"}, {"input": "a plan"}],
+                 {"workflow": ["outLength", "saysPlease"], "steps": {"draft": ["outLength", "inLength"],
+                                                                      "polish": ["saysPlease"]}},
+                 ["saysPlease"], workflow=[("draft", "drafted"), ("polish", "please")]),
 ]

@@ -14,7 +14,7 @@ import pytest
 
 from localjudge import run_evals
 from localjudge.evaluation import RunEvalsResult
-from tests.differential.cases_run_evals import RUN_EVALS_CASES, RunEvalsCase, agent_turns
+from tests.differential.cases_run_evals import RUN_EVALS_CASES, RunEvalsCase
 from tests.differential.differences import DIFFERENCES
 
 
@@ -68,7 +68,8 @@ def test_run_evals_as_mastra(case: RunEvalsCase, compat: str, mastra: dict[str, 
     found = mastra[f"run-evals/{case.name}"]
     assert "error" not in found and found["unused"] == 0, found  # every reply was asked for
     replies = list(case.replies)
-    local = run_evals(target=agent_turns(replies), **case.for_local(compat))
+    target, target_type = case.target(replies)
+    local = run_evals(target=target, target_type=target_type, **case.for_local(compat))
     assert replies == []
     ours, theirs = as_mastra(local), mastra_shaped(copy.deepcopy(found["result"]))  # the session's stays as it is
     for scorer_id, pinned in case.differs.items():  # pinned means, each a difference of the closed table

@@ -140,4 +140,11 @@ export const evalScorers = {
   toolSteps: createScorer({ id: 'tool-steps-scorer', description: 'Tool calls that succeeded', type: 'trajectory' })
     .generateScore(({ run }) => run.output.steps.filter((step) => step.success).length),
   trajectoryAccuracy: createTrajectoryAccuracyScorerCode(),
+  // For a Workflow's result and steps: their output is text, not messages.
+  outLength: createScorer({ id: 'out-length-scorer', description: 'Characters in the output' })
+    .generateScore(({ run }) => String(run.output).length),
+  inLength: createScorer({ id: 'in-length-scorer', description: 'Characters in the input' })
+    .generateScore(({ run }) => String(run.input).length),
+  saysPlease: createScorer({ id: 'says-please-scorer', description: 'Does the output say please?' })
+    .generateScore(({ run }) => (String(run.output).includes('please') ? 1 : 0)),
 };

@@ -18,9 +18,12 @@
 //   or {"id": "...", "runEvals": {"replies": [...], "data": [...], "scorers": [...], "gates": [...]}}: Mastra's
 //     runEvals on an Agent whose model gives `replies` in order, with custom_scorers.mjs's evalScorers named
 //     for scorers and gates (a scorer entry is a name or {"scorer": name, "threshold": t}; an item's turns name
-//     theirs the same way; or scorers is a config, {"agent": [names], "trajectory": [names]}). A reply
+//     theirs the same way; or scorers is a config, {"agent": [names], "trajectory": [names]} or {"workflow": [names],
+//     "steps": {id: [names]}}). A reply
 //     {"tool": name, "args": {...}} is a tool call: the agent runs that tool (it returns {"done": name}) and
-//     asks the model again. Its result is returned as it is: {"id", "result"}.
+//     asks the model again. With "workflow": [[id, word], ...] the target is a Workflow of those steps
+//     run in turn (each outputs its input and its word) and scorers may be {"workflow", "steps"}.
+//     Its result is returned as it is: {"id", "result"}.
 // stdout: a JSON list, one object per case, in order:
 //   {"id", "score" (absent when none; "NaN", "Infinity" or "-Infinity" for those), "notScorable", "error" (a thrown error's message, with
 //    "stage": "create" or "run"), "reason", "preprocessStepResult", "analyzeStepResult", "prompts" (the
@@ -92,6 +95,20 @@ function message(error) {
   return error?.message ?? String(error);
 }
 
+// A Workflow of steps run in turn: [[id, word], ...], each step's output its input and the word.
+// Returned in a list: a Workflow has a `then` (it chains steps), so awaiting it would never settle.
+async function workflowOf(steps) {
+  const { createWorkflow, createStep } = await import("@mastra/core/workflows");
+  const { z } = await import("zod");
+  let workflow = createWorkflow({ id: "flow", inputSchema: z.any(), outputSchema: z.any() });
+  for (const [id, word] of steps) {
+    workflow = workflow.then(createStep({ id, inputSchema: z.any(), outputSchema: z.any(),
+                                          execute: async ({ inputData }) => `${inputData} ${word}` }));
+  }
+  workflow.commit();
+  return [workflow];
+}
+
 async function runEvalsCase(c) {
   const { Agent } = await import("@mastra/core/agent");
   const { createTool } = await import("@mastra/core/tools");
@@ -130,16 +147,18 @@ async function runEvalsCase(c) {
   const tools = Object.fromEntries(toolNames.map((name) => [name, createTool({
     id: name, description: name, inputSchema: z.any(), execute: async () => ({ done: name }) })]));
   const agent = new Agent({ id: "target", name: "target", instructions: "Answer.", model, tools });
+  const [target] = c.runEvals.workflow ? await workflowOf(c.runEvals.workflow) : [agent];
   const pick = (name) => custom.evalScorers[name];
   const entry = (e) => (typeof e === "string" ? pick(e) : { scorer: pick(e.scorer), threshold: e.threshold });
   const given = c.runEvals.scorers ?? [];
   const scorers = Array.isArray(given) ? given.map(entry)
-    : Object.fromEntries(Object.entries(given).map(([group, names]) => [group, names.map(pick)]));
+    : Object.fromEntries(Object.entries(given).map(([group, names]) => [group, Array.isArray(names) ? names.map(pick)
+      : Object.fromEntries(Object.entries(names).map(([stepId, ids]) => [stepId, ids.map(pick)]))]));
   const data = c.runEvals.data.map((item) => (item.turns ? {
     ...item, turns: item.turns.map((t) => ({ input: t.input, gates: t.gates?.map(pick), scorers: t.scorers?.map(entry) })),
   } : item));
   try {
-    const result = await runEvals({ data, target: agent, scorers, gates: c.runEvals.gates?.map(pick) });
+    const result = await runEvals({ data, target, scorers, gates: c.runEvals.gates?.map(pick) });
     return { id: c.id, result, unused: replies.length };
   } catch (error) {
     return { id: c.id, error: message(error), stage: "run" };
