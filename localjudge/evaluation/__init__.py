@@ -4,7 +4,7 @@
 path: batches, result keys and resume, a batch scored with out-of-memory halving; `progress`: what
 a run reports while it goes), `target_runs`
 (`run_evals`: a target plus scorers, gates, thresholds, turns; `eval_items` reads its items,
-`assertions` its gates and verdict),
+`assertions` its gates and verdict, `scorer_configs` Mastra's agent and workflow scorer configs),
 `store` (append-only, content-keyed result logs: what resumes a run), `run_lock` (one run at a
 time on an output), `tables` (row files in and out: JSONL, JSON, CSV, parquet, folders of them, dataset folders).
 """
