@@ -15,6 +15,11 @@ else its ``mastra`` dict (a run read from a Mastra store), else the sink's defau
 ``localjudge:live:<run id>:<resume key>``: one row per (call, scorer), written once. Results
 without a score (failures, runs a scorer declared not scorable) are not written, as Mastra saves
 none; they stay in the live scorer's counts and its `on_result`.
+
+`run_evals(mastra_store=...)` writes through this sink too, with `source` ``TEST`` (Mastra's
+`runEvals` rows): the sink's entity is then the target, each row's `entity`, while the run's
+entity type and id name what was scored (an agent, its trajectory, a workflow or a step), and a
+run's ``turn_index`` its turn (`localjudge.evaluation.eval_store`).
 """
 
 from __future__ import annotations
@@ -58,6 +63,7 @@ class MastraScores:
             an entity's scores); default none.
         entity_name: Its name (default: the id).
         entity_type: Its type, ``AGENT`` (default) or ``WORKFLOW`` as Mastra's live scorers write.
+        source: The rows' source: ``LIVE`` (default), or ``TEST`` for `run_evals`' rows (see the module).
 
     Raises:
         LiveStoreError: The store cannot be opened, is not Mastra's, or refuses a probe row.
@@ -65,8 +71,11 @@ class MastraScores:
     """
 
     def __init__(self, url: str, *, scorer_ids: Mapping[str, str] | None = None, entity_id: str | None = None,
-                 entity_name: str | None = None, entity_type: str = "AGENT") -> None:
+                 entity_name: str | None = None, entity_type: str = "AGENT", source: str = "LIVE") -> None:
+        if source not in ("LIVE", "TEST"):
+            raise ValueError(f"source must be LIVE or TEST, got {source!r}")
         self.url = url
+        self.source = source
         self.series = dict(scorer_ids or {})
         if not all(self.series.values()) or len(set(self.series.values())) != len(self.series):
             raise ValueError(f"scorer_ids: each scorer joins one non-empty series, and each series one scorer: "
@@ -95,8 +104,10 @@ class MastraScores:
         for run, result, scorer in delivered:
             origin = self.origin(run)
             judged = judged_results([{**run, "mastra": origin}], {scorer.name: [result]}, [scorer], self.series)[0]
-            stored = {**judged.run, **{k: jsonable(run[k]) for k in ("input", "output", "context") if k in run}}
-            found.append({"run_id": result.run_id, "judged": replace(judged, run=stored, call=str(origin["runId"]))})
+            kept = ("input", "output", "context", "ground_truth", "groundTruth")
+            stored = {**judged.run, **{k: jsonable(run[k]) for k in kept if k in run}}
+            found.append({"run_id": result.run_id,
+                          "judged": replace(judged, run=stored, call=str(origin["runId"]), source=self.source)})
         return found
 
     def origin(self, run: Mapping[str, Any]) -> dict[str, Any]:
@@ -109,6 +120,9 @@ class MastraScores:
             value = next((run[n] for n in names if run.get(n) not in (None, "")), stored.get(field))
             value = self._defaults.get(field) if value in (None, "") else value
             origin[field] = None if value is None else safe_text(str(value))
+        if self.source == "TEST":  # a run_evals row: its entity is the target; a turn's row names its turn
+            origin["targetId"] = self._defaults["entityId"]
+            origin["turnIndex"] = run.get("turn_index")
         return origin
 
     def write(self, records: Sequence[dict[str, Any]]) -> None:

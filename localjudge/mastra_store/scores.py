@@ -24,6 +24,12 @@ A live result (`localjudge.live.MastraScores`, the live scorer's sink) is writte
 `write_scores`, as Mastra's live scorers save theirs: `source` ``LIVE``, and its row keyed by the
 call too (``localjudge:live:<run id>:<resume key>``, `Judged.call`), since Mastra writes a row per
 live call and two calls with the same texts are two rows.
+
+`run_evals(mastra_store=...)`'s rows go through the same sink with `source` ``TEST``, as Mastra's
+`runEvals` saves its scores (`Judged.source`): keyed ``localjudge:test:<run id>:<resume key>``;
+`entity` the target (the origin's ``targetId``) while `entityType`/`entityId` name what was
+scored (the agent, its trajectory, the workflow or a step); `additionalContext.groundTruth` the
+item's ground truth; `metadata.turnIndex` a turn's index.
 """
 
 from __future__ import annotations
@@ -47,7 +53,9 @@ SCORER_PREFIX = "localjudge:"
 class Judged:
     """One result to write: the run it scored, the scorer, its resume key, the Mastra scorer id
     whose series the row joins (empty: localjudge's own, ``localjudge:<name>``), and for a live
-    result the call's run id its row is keyed by too (empty: a stored run's, keyed by its texts)."""
+    result the call's run id its row is keyed by too (empty: a stored run's, keyed by its texts), and
+    the row's `source` where it is not derived (``TEST``: a `run_evals` row; empty: ``LIVE``, or
+    ``TEST`` for an experiment's)."""
 
     run: Mapping[str, Any]
     result: ScoreResult
@@ -58,6 +66,7 @@ class Judged:
     key: str
     mastra_scorer_id: str = ""
     call: str = ""
+    source: str = ""
 
 
 def scorer_id(name: str) -> str:
@@ -80,7 +89,13 @@ def score_row(judged: Judged, columns: Mapping[str, str], now: datetime) -> dict
     agent_run_id = origin.get("runId") or run.get("run_id")
     stamp = now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
     series = judged.mastra_scorer_id or scorer_id(judged.scorer_name)
-    scope = origin["experimentId"] if experiment else f"live:{judged.call}" if judged.call else ""
+    source = judged.source or ("TEST" if experiment or origin.get("experimentId") else "LIVE")
+    scope = origin["experimentId"] if experiment else f"{source.lower()}:{judged.call}" if judged.call else ""
+    target = origin.get("targetId") or entity_id  # the entity scored, or the target a run_evals row scored
+    truth = next((run[k] for k in ("ground_truth", "groundTruth") if run.get(k) is not None), None)
+    extra = {"context": run["context"]} if run.get("context") else {}
+    if judged.source == "TEST" and truth is not None:
+        extra["groundTruth"] = truth  # as Mastra's runEvals keeps the item's
     row: dict[str, Any] = {
         "id": f"{SCORER_PREFIX}{scope}:{judged.key}" if scope else f"{SCORER_PREFIX}{judged.key}",
         "scorerId": series,
@@ -98,18 +113,19 @@ def score_row(judged: Judged, columns: Mapping[str, str], now: datetime) -> dict
                                     "scorerKey": judged.scorer_key, "resultKey": judged.key,
                                     "probScore": result.prob_score, "newTokens": result.new_tokens,
                                     **({"agentRunId": agent_run_id, "experimentResultId": origin.get("resultId")}
-                                       if experiment else {})}},
+                                       if experiment else {})},
+                     **({"turnIndex": origin["turnIndex"]} if origin.get("turnIndex") is not None else {})},
         "preprocessPrompt": result.preprocess_prompt,
         "analyzePrompt": result.analyze_prompt,
         "generateReasonPrompt": result.generate_reason_prompt,
         "input": run.get("input"),
         "output": run.get("output"),
-        "additionalContext": {"context": run["context"]} if run.get("context") else None,
+        "additionalContext": extra or None,
         "entityType": (str(origin.get("targetType") or "agent").upper() if experiment
                        else str(origin.get("entityType") or "agent").upper()),
-        "entity": {"id": entity_id, "name": entity_id if experiment else origin.get("entityName") or entity_id},
+        "entity": {"id": target, "name": target if experiment else origin.get("entityName") or target},
         "entityId": origin.get("datasetItemId") if experiment else entity_id,
-        "source": "TEST" if experiment or origin.get("experimentId") else "LIVE",
+        "source": source,
         "resourceId": origin.get("resourceId"),
         "threadId": origin.get("threadId"),
         "datasetId": origin.get("datasetId"),

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from localjudge import LiveScorer, toxicity_scorer
+from localjudge import LiveScorer, create_scorer, run_evals, toxicity_scorer
 from localjudge.cli.main import main
 from localjudge.mastra_store import Selection, StoreError, open_store, opened, read_agent_runs
 from localjudge.result import ScoreResult
@@ -269,6 +269,46 @@ def test_live_scores_are_read_back_by_mastras_storage_api(store: tuple[str, dict
             assert found[0]["id"].startswith(f"localjudge:live:{result.run_id}:")
     assert len(back["byScorer"]["localjudge:toxicity"]) == len(scored)
     assert snapshot(url) == before  # nothing but localjudge's rows in mastra_scorers changed
+
+
+def test_run_evals_scores_are_read_back_by_mastras_storage_api(store: tuple[str, dict]) -> None:
+    """`run_evals(mastra_store=URL)`: each scored (item, scorer) is a TEST row as Mastra's runEvals saves
+    it, that Mastra's API finds by run, by scorer and by entity (the agent, a workflow step)."""
+    url, _ = store
+
+    def others() -> tuple[dict[str, str], list[dict[str, Any]]]:  # every table but localjudge's rows (their ids)
+        sums = {k: v for k, v in snapshot(url).items() if k != "mastra_scorers"}
+        return sums, rows(url, 'SELECT "id", "score" FROM "mastra_scorers" WHERE "id" NOT LIKE ? ORDER BY "id"',
+                          ("localjudge:%",))
+
+    before = others()
+    polite = create_scorer("polite").generate_score(lambda run, results: float("please" in run.output))
+
+    def steps(question: str) -> dict[str, Any]:
+        return {"status": "success", "result": f"please {question}",
+                "steps": {"fetch": {"status": "success", "payload": question, "output": "fetched"}}}
+
+    run_evals([{"input": "rain", "ground_truth": "umbrella"}, {"input": "sun"}], [polite],
+              lambda question: f"please, {question}" if question == "rain" else "no", target_id="support",
+              mastra_store=url)
+    run_evals([{"input": "go"}], {"workflow": [polite], "steps": {"fetch": [polite]}}, steps, target_type="workflow",
+              target_id="checkout", mastra_store=url)
+    written = rows(url, 'SELECT "runId" FROM "mastra_scorers" WHERE "id" LIKE ?', ("localjudge:test:%",))
+    query = {"runIds": [r["runId"] for r in written], "scorerIds": ["polite-scorer"],
+             "entities": [{"entityType": "AGENT", "entityId": "support"}, {"entityType": "STEP", "entityId": "fetch"},
+                          {"entityType": "WORKFLOW", "entityId": "checkout"}]}
+    back = node("read_scores.mjs", url, stdin=query)
+    assert len(written) == 4 and all(len(back["byRun"][r["runId"]]) == 1 for r in written)
+    found = back["byScorer"]["polite-scorer"]
+    assert sorted((s["entityType"], s["entityId"], s["entity"]["id"], s["score"], s["source"]) for s in found) == [
+        ("AGENT", "support", "support", 0.0, "TEST"), ("AGENT", "support", "support", 1.0, "TEST"),
+        ("STEP", "fetch", "checkout", 0.0, "TEST"), ("WORKFLOW", "checkout", "checkout", 1.0, "TEST")]
+    assert len(back["byEntity"]["AGENT/support"]) == 2 and len(back["byEntity"]["STEP/fetch"]) == 1
+    assert len(back["byEntity"]["WORKFLOW/checkout"]) == 1
+    rain = next(s for s in found if s["score"] == 1.0 and s["entityType"] == "AGENT")
+    assert (rain["input"], rain["output"], rain["additionalContext"]) == ("rain", "please, rain",
+                                                                        {"groundTruth": "umbrella"})
+    assert others() == before  # nothing but localjudge's rows (in Mastra's scorer series) changed
 
 
 def test_a_nul_in_a_reason_is_dropped_on_postgres(monkeypatch: pytest.MonkeyPatch, pg_copy: tuple[str, dict]) -> None:
