@@ -4,7 +4,8 @@
 path: batches, result keys and resume, a batch scored with out-of-memory halving; `progress`: what
 a run reports while it goes), `target_runs`
 (`run_evals`: a target plus scorers, gates, thresholds, turns; `eval_items` reads its items,
-`assertions` its gates and verdict, `scorer_configs` Mastra's agent and workflow scorer configs),
+`assertions` its gates and verdict, `scorer_configs` Mastra's agent and workflow scorer configs,
+`eval_store` what it hands a Mastra store),
 `store` (append-only, content-keyed result logs: what resumes a run), `run_lock` (one run at a
 time on an output), `tables` (row files in and out: JSONL, JSON, CSV, parquet, folders of them, dataset folders).
 """
@@ -21,6 +22,7 @@ from localjudge.evaluation.dataset_runs import (
     to_dataset,
     with_results,
 )
+from localjudge.evaluation.eval_store import Delivered, EvalScoreSink
 from localjudge.evaluation.pass_rate import EvalAssertion, EvalPassRateError, expect_eval, expect_evals
 from localjudge.evaluation.planner import (
     SCHEDULES,
@@ -55,6 +57,8 @@ __all__ = [
     "expect_eval",
     "expect_evals",
     "Columns",
+    "Delivered",
+    "EvalScoreSink",
     "Evaluation",
     "FOLDER_ROW",
     "GateResult",

@@ -20,7 +20,7 @@ from __future__ import annotations
 import concurrent.futures
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from localjudge.evaluation.assertions import (
     GateResult,
@@ -33,7 +33,7 @@ from localjudge.evaluation.assertions import (
 )
 from localjudge.evaluation.dataset_runs import ScorerSummary, score_runs
 from localjudge.evaluation.eval_items import Entry, Turn, check_items, gates_of, row_of, run_target, turns_of
-from localjudge.evaluation.eval_store import eval_sink, save_batch
+from localjudge.evaluation.eval_store import EvalScoreSink, eval_sink, save_batch
 from localjudge.evaluation.scorer_configs import (
     Path,
     ScorerPlan,
@@ -47,9 +47,6 @@ from localjudge.evaluation.scorer_configs import (
 )
 from localjudge.result import ScoreResult
 from localjudge.scoring import Scorer, resolve
-
-if TYPE_CHECKING:
-    from localjudge.live.mastra import MastraScores
 
 TARGET_METHODS = ("generate", "run", "invoke", "predict")
 ScorerEntry = Scorer | Mapping[str, Any]  # a scorer, or {"scorer": s, "threshold": t}
@@ -129,7 +126,7 @@ def run_evals(
     on_item_complete: Callable[[ItemResult], Any] | None = None,
     concurrency: int = 1,
     batch_size: int = 8,
-    mastra_store: str | MastraScores | None = None,
+    mastra_store: EvalScoreSink | None = None,
     target_id: str | None = None,
 ) -> RunEvalsResult:
     """Run `target` on each item, then score its output with every scorer and gate.
@@ -158,10 +155,10 @@ def run_evals(
             in input order; may be async.
         concurrency: Targets running at once (threads).
         batch_size: Items per judge call.
-        mastra_store: A Mastra store (``file:PATH``, ``postgresql://...``, or a
-            ``MastraScores(..., source="TEST")``) to save each scored result in as Mastra's
-            `runEvals` does, after each batch (`localjudge.evaluation.eval_store`); one that
-            cannot be written is refused before any target runs (`LiveStoreError`).
+        mastra_store: A Mastra store to save each scored result in as Mastra's `runEvals` does,
+            after each batch: ``localjudge.live.MastraScores("file:PATH")`` (or a
+            ``postgresql://`` URL), which refuses a store that cannot be written when made
+            (`localjudge.evaluation.eval_store`).
         target_id: The target's id in those rows (Mastra's ``target.id``); default its `id`
             attribute, else its name.
     """
@@ -179,7 +176,7 @@ def run_evals(
     if not plan.slots and not gate_slots and not has_turn_checks:
         raise ValueError("give at least one scorer or gate")
     call = _target_function(target)
-    sink = eval_sink(mastra_store, target, target_id, plan.target_type)
+    sink, named = eval_sink(mastra_store, target, target_id)
     items: list[ItemResult] = []
     runs: list[dict[Path, ScoreResult]] = []  # each item's scorer results by path
     totals: dict[Path, list[ScorerSummary]] = {path: [] for path, _ in plan.slots}
@@ -195,7 +192,7 @@ def run_evals(
             gated = score_slots(plan, gate_slots, rows, ran, batch_size)
             turns = _score_turns(chunk, ran, rows, [i for i, (_, e) in enumerate(ran) if e is None], batch_size)
             if sink is not None:
-                save_batch(sink, plan, chunk, rows, ran, judged, turns)
+                save_batch(sink, named, plan, chunk, rows, ran, judged, turns)
             for i, (item, (outputs, error)) in enumerate(zip(chunk, ran, strict=True)):
                 shown = None if error is not None else (outputs[0] if plan.target_type == "workflow"
                                                         else rows[i]["output"])

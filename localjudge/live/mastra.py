@@ -16,10 +16,10 @@ else its ``mastra`` dict (a run read from a Mastra store), else the sink's defau
 without a score (failures, runs a scorer declared not scorable) are not written, as Mastra saves
 none; they stay in the live scorer's counts and its `on_result`.
 
-`run_evals(mastra_store=...)` writes through this sink too, with `source` ``TEST`` (Mastra's
-`runEvals` rows): the sink's entity is then the target, each row's `entity`, while the run's
-entity type and id name what was scored (an agent, its trajectory, a workflow or a step), and a
-run's ``turn_index`` its turn (`localjudge.evaluation.eval_store`).
+`run_evals(mastra_store=MastraScores(URL))` writes through this sink too (`save_run_evals`), as
+Mastra's `runEvals` saves its scores: `source` ``TEST``, `scorerId` the scorer's id, `entity` the
+run's ``target_id``, while its entity type and id name what was scored (an agent, its trajectory,
+a workflow or a step), and its ``turn_index`` a turn's (`localjudge.evaluation.eval_store`).
 """
 
 from __future__ import annotations
@@ -63,7 +63,6 @@ class MastraScores:
             an entity's scores); default none.
         entity_name: Its name (default: the id).
         entity_type: Its type, ``AGENT`` (default) or ``WORKFLOW`` as Mastra's live scorers write.
-        source: The rows' source: ``LIVE`` (default), or ``TEST`` for `run_evals`' rows (see the module).
 
     Raises:
         LiveStoreError: The store cannot be opened, is not Mastra's, or refuses a probe row.
@@ -71,11 +70,8 @@ class MastraScores:
     """
 
     def __init__(self, url: str, *, scorer_ids: Mapping[str, str] | None = None, entity_id: str | None = None,
-                 entity_name: str | None = None, entity_type: str = "AGENT", source: str = "LIVE") -> None:
-        if source not in ("LIVE", "TEST"):
-            raise ValueError(f"source must be LIVE or TEST, got {source!r}")
+                 entity_name: str | None = None, entity_type: str = "AGENT") -> None:
         self.url = url
-        self.source = source
         self.series = dict(scorer_ids or {})
         if not all(self.series.values()) or len(set(self.series.values())) != len(self.series):
             raise ValueError(f"scorer_ids: each scorer joins one non-empty series, and each series one scorer: "
@@ -98,21 +94,35 @@ class MastraScores:
             raise ValueError(f"scorer_ids names {', '.join(unknown)}: not a scorer of this LiveScorer "
                              f"({', '.join(names)})")
 
-    def records(self, delivered: Sequence[tuple[Mapping[str, Any], ScoreResult, Scorer]]) -> list[dict[str, Any]]:
-        """The records of a batch's results, for `write`: each its run id and what the writer takes."""
+    def records(self, delivered: Sequence[tuple[Mapping[str, Any], ScoreResult, Scorer]],
+                *, source: str = "LIVE") -> list[dict[str, Any]]:
+        """The records of a batch's results, for `write`: each its run id and what the writer takes;
+        `source` ``TEST`` for `run_evals`' rows (`save_run_evals`)."""
         found = []
         for run, result, scorer in delivered:
-            origin = self.origin(run)
+            origin = self.origin(run, test=source == "TEST")
             judged = judged_results([{**run, "mastra": origin}], {scorer.name: [result]}, [scorer], self.series)[0]
             kept = ("input", "output", "context", "ground_truth", "groundTruth")
             stored = {**judged.run, **{k: jsonable(run[k]) for k in kept if k in run}}
             found.append({"run_id": result.run_id,
-                          "judged": replace(judged, run=stored, call=str(origin["runId"]), source=self.source)})
+                          "judged": replace(judged, run=stored, call=str(origin["runId"]), source=source)})
         return found
 
-    def origin(self, run: Mapping[str, Any]) -> dict[str, Any]:
+    def save_run_evals(self, delivered: Sequence[tuple[Mapping[str, Any], ScoreResult, Scorer]]) -> None:
+        """Write one batch of `run_evals`' results as Mastra's runEvals rows (see the module), in
+        the series of each scorer's id; results without a score are skipped.
+
+        Raises:
+            LiveStoreError: the store refused the write.
+        """
+        records = self.records(delivered, source="TEST")
+        for record, (_, _, scorer) in zip(records, delivered, strict=True):
+            record["judged"] = replace(record["judged"], mastra_scorer_id=scorer.id)  # Mastra's runEvals scorer id
+        self.write(records)
+
+    def origin(self, run: Mapping[str, Any], *, test: bool = False) -> dict[str, Any]:
         """Where a live run came from, as the score row needs it: each field from the run's keys,
-        else its ``mastra`` dict, else the sink's default."""
+        else its ``mastra`` dict, else the sink's default; a `run_evals` run's (`test`) target and turn too."""
         stored = run.get("mastra")
         stored = stored if isinstance(stored, Mapping) else {}
         origin: dict[str, Any] = {}
@@ -120,8 +130,8 @@ class MastraScores:
             value = next((run[n] for n in names if run.get(n) not in (None, "")), stored.get(field))
             value = self._defaults.get(field) if value in (None, "") else value
             origin[field] = None if value is None else safe_text(str(value))
-        if self.source == "TEST":  # a run_evals row: its entity is the target; a turn's row names its turn
-            origin["targetId"] = self._defaults["entityId"]
+        if test:  # a run_evals row: its entity is the target; a turn's row names its turn
+            origin["targetId"] = run.get("target_id")
             origin["turnIndex"] = run.get("turn_index")
         return origin
 

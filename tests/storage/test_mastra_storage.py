@@ -21,6 +21,7 @@ import pytest
 
 from localjudge import LiveScorer, create_scorer, run_evals, toxicity_scorer
 from localjudge.cli.main import main
+from localjudge.live import MastraScores
 from localjudge.mastra_store import Selection, StoreError, open_store, opened, read_agent_runs
 from localjudge.result import ScoreResult
 from tests.fakes import make_fake_judge, stand_in_engine
@@ -272,8 +273,8 @@ def test_live_scores_are_read_back_by_mastras_storage_api(store: tuple[str, dict
 
 
 def test_run_evals_scores_are_read_back_by_mastras_storage_api(store: tuple[str, dict]) -> None:
-    """`run_evals(mastra_store=URL)`: each scored (item, scorer) is a TEST row as Mastra's runEvals saves
-    it, that Mastra's API finds by run, by scorer and by entity (the agent, a workflow step)."""
+    """`run_evals(mastra_store=MastraScores(URL))`: each scored (item, scorer) is a TEST row as Mastra's runEvals
+    saves it, that Mastra's API finds by run, by scorer and by entity (the agent, a workflow step)."""
     url, _ = store
 
     def others() -> tuple[dict[str, str], list[dict[str, Any]]]:  # every table but localjudge's rows (their ids)
@@ -290,9 +291,9 @@ def test_run_evals_scores_are_read_back_by_mastras_storage_api(store: tuple[str,
 
     run_evals([{"input": "rain", "ground_truth": "umbrella"}, {"input": "sun"}], [polite],
               lambda question: f"please, {question}" if question == "rain" else "no", target_id="support",
-              mastra_store=url)
+              mastra_store=MastraScores(url))
     run_evals([{"input": "go"}], {"workflow": [polite], "steps": {"fetch": [polite]}}, steps, target_type="workflow",
-              target_id="checkout", mastra_store=url)
+              target_id="checkout", mastra_store=MastraScores(url))
     written = rows(url, 'SELECT "runId" FROM "mastra_scorers" WHERE "id" LIKE ?', ("localjudge:test:%",))
     query = {"runIds": [r["runId"] for r in written], "scorerIds": ["polite-scorer"],
              "entities": [{"entityType": "AGENT", "entityId": "support"}, {"entityType": "STEP", "entityId": "fetch"},

@@ -1,4 +1,4 @@
-"""`run_evals(mastra_store=URL)`: each scored result saved as Mastra's `runEvals` saves it
+"""`run_evals(mastra_store=MastraScores(URL))`: each scored result saved as Mastra's `runEvals` saves it
 (@mastra/core 1.71.0 `saveScoresToStorage`/`saveSingleScore`: `source` TEST, the scorer's id, the
 target as entity; AGENT/TRAJECTORY/WORKFLOW/STEP rows), through the live sink's writer, on the
 small SQLite store the mastra_store tests build. Mastra's own API reading them back is the storage
@@ -63,7 +63,7 @@ def test_each_scored_result_is_a_mastra_run_evals_row_written_after_its_batch(ur
     def item_done(item: ItemResult) -> None:
         written.append(len(eval_rows(url)))
 
-    result = run_evals(items, [POLITE, PICKY, BROKEN], Agent(), mastra_store=url, batch_size=2,
+    result = run_evals(items, [POLITE, PICKY, BROKEN], Agent(), mastra_store=MastraScores(url), batch_size=2,
                        on_item_complete=item_done)
     rows = eval_rows(url)
     # scored: rain x3, sun x3 (picky and broken score both); hi: polite only (picky not scorable, broken
@@ -80,17 +80,18 @@ def test_each_scored_result_is_a_mastra_run_evals_row_written_after_its_batch(ur
     assert rain["traceId"] is None and rain["metadata"]["localjudge"]["resultKey"]
     assert len({r["runId"] for r in rows}) == len(rows) and all(uuid.UUID(r["runId"]) for r in rows)
     assert all(r["id"].startswith(f"localjudge:test:{r['runId']}:") for r in rows)
-    run_evals(items[:1], [POLITE], Agent(), mastra_store=url)
+    run_evals(items[:1], [POLITE], Agent(), mastra_store=MastraScores(url))
     assert len(eval_rows(url)) == 8  # another call writes its own rows, as Mastra writes a row per scorer run
 
 
 def test_config_groups_are_agent_trajectory_workflow_and_step_rows(url: str) -> None:
     trajectory = code_trajectory_accuracy_scorer()
     run_evals([{"input": "rain", "expectedTrajectory": {"steps": ["weather"]}}],
-              {"agent": [POLITE], "trajectory": [trajectory]}, agent_reply, mastra_store=url, target_id="weather-agent")
+              {"agent": [POLITE], "trajectory": [trajectory]}, agent_reply, mastra_store=MastraScores(url),
+              target_id="weather-agent")
     config = {"workflow": [POLITE], "steps": {"fetch": [SEEN], "polish": [SEEN]}}
-    run_evals([{"input": "go"}, {"input": "fail"}], config, workflow, target_type="workflow", mastra_store=url,
-              target_id="checkout")
+    run_evals([{"input": "go"}, {"input": "fail"}], config, workflow, target_type="workflow",
+              mastra_store=MastraScores(url), target_id="checkout")
     rows = eval_rows(url)
     # "fail": the workflow failed (no result) and its polish step failed: not scored, not saved
     assert sorted((r["entityType"], r["entityId"], r["scorerId"], r["input"], r["output"]) for r in rows) == [
@@ -105,16 +106,15 @@ def test_config_groups_are_agent_trajectory_workflow_and_step_rows(url: str) -> 
 
 def test_turn_scorers_are_rows_with_their_turn_index_and_gates_none(url: str) -> None:
     items = [{"turns": [{"input": "rain", "scorers": [POLITE]}, {"input": "sun", "gates": [SEEN]}]}]
-    run_evals(items, [], Agent(), gates=[PICKY], mastra_store=url)
+    run_evals(items, [], Agent(), gates=[PICKY], mastra_store=MastraScores(url))
     [row] = eval_rows(url)
     assert (row["scorerId"], row["input"], row["output"], row["metadata"]["turnIndex"], row["entityType"]) == \
         ("polite-scorer", "rain", "please, rain", 0, "AGENT")
 
 
 @pytest.mark.parametrize("make, message", [
-    (lambda path: f"file:{path}", "no Mastra store at"),
-    (lambda path: MastraScores(make_store(path)), "made with source='TEST'"),
-    (lambda path: 42, "takes a Mastra store URL"),
+    (lambda path: MastraScores(f"file:{path}"), "no Mastra store at"),  # refused when made: before run_evals
+    (lambda path: make_store(path), "mastra_store takes localjudge.live.MastraScores"),  # a URL, not a sink
 ])
 def test_a_store_that_cannot_be_written_is_refused_before_any_target_runs(tmp_path: Path, make: Any,
                                                                           message: str) -> None:
