@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from localjudge.evaluation.eval_items import turns_of
-from localjudge.evaluation.scorer_configs import Path, ScorerPlan, _slot_run
+from localjudge.evaluation.scorer_configs import Path, ScorerPlan, slot_run
 from localjudge.result import ScoreResult
 from localjudge.scoring import Scorer
 
@@ -79,7 +79,7 @@ def save_batch(sink: EvalScoreSink, target: Mapping[str, str], plan: ScorerPlan,
         if error is not None:
             continue  # every result of the item is unscored (target_failed)
         for path, scorer in plan.slots:
-            run = _slot_run(path, rows[i], outputs[0] if outputs else None, plan.target_type)
+            run = slot_run(path, rows[i], outputs[0] if outputs else None, plan.target_type)
             if isinstance(run, tuple):
                 continue  # no run for this scorer: unscored, as the result says
             group = GROUP_TYPES[path[0]] if len(path) > 1 else own

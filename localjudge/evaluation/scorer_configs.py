@@ -132,8 +132,8 @@ def workflow_row(row: dict[str, Any]) -> dict[str, Any]:
 Unscored = tuple[Literal["target_failed", "not_scorable"], str]
 
 
-def _slot_run(path: Path, row: dict[str, Any], target_result: Any,
-              target_type: TargetType) -> dict[str, Any] | Unscored:
+def slot_run(path: Path, row: dict[str, Any], target_result: Any,
+             target_type: TargetType) -> dict[str, Any] | Unscored:
     """The run the scorer at `path` judges for one item, or why it has none (module docstring)."""
     if target_type == "agent":
         return row
@@ -161,7 +161,7 @@ def score_slots(plan: ScorerPlan, slots: list[tuple[Path, Scorer]], rows: list[d
     for path, scorer in slots:
         judged: dict[int, dict[str, Any]] = {}
         for i, (row, (outputs, error)) in enumerate(zip(rows, ran, strict=True)):
-            run: dict[str, Any] | Unscored = ("target_failed", str(error)) if error is not None else _slot_run(
+            run: dict[str, Any] | Unscored = ("target_failed", str(error)) if error is not None else slot_run(
                 path, row, outputs[0] if outputs else None, plan.target_type)
             if isinstance(run, tuple):
                 found[i][path] = ScoreResult.unscored(row["run_id"], scorer.name, *run)
@@ -189,4 +189,4 @@ def nested(found: Mapping[Path, Any]) -> dict[str, Any]:
 
 
 __all__ = ["CONFIG_KEYS", "TARGET_TYPES", "Path", "ScorerPlan", "TargetType", "check_workflow_items", "nested",
-           "plan_of", "score_slots", "workflow_checked", "workflow_row"]
+           "plan_of", "score_slots", "slot_run", "workflow_checked", "workflow_row"]
