@@ -14,6 +14,7 @@ The reason lists the criteria met and missed (no judge call, as Mastra's formatt
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Annotated, Any, Literal, NamedTuple
 
@@ -77,20 +78,31 @@ EXAMPLE = (
 )
 
 
-def check_criteria(criteria: Sequence[str | Mapping[str, Any]]) -> tuple[Criterion, ...]:
+RUBRIC_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s*")  # Mastra's parseRubricString: a list marker
+
+
+def check_criteria(criteria: str | Sequence[str | Mapping[str, Any]]) -> tuple[Criterion, ...]:
     """The criteria as (text, required): required unless marked ``"required": False``, so a
-    rubric with none marked is all required (Mastra's rule)."""
-    if isinstance(criteria, (str, bytes)) or not isinstance(criteria, Sequence):
-        raise TypeError("criteria must be a list of criteria (strings or {'criterion': ..., 'required': ...})")
+    rubric with none marked is all required (Mastra's rule). As Mastra's `createRubricScorer`
+    takes them too: ``{"description": ..., "required": ...}``, or one string, a criterion a line
+    (a leading ``-``, ``*``, ``\u2022`` or ``1.`` / ``1)`` dropped; blank lines skipped; all required)."""
+    if isinstance(criteria, str):
+        lines = (RUBRIC_BULLET.sub("", line).strip() for line in criteria.split("\n"))
+        criteria = [line for line in lines if line]
+    if isinstance(criteria, bytes) or not isinstance(criteria, Sequence):
+        raise TypeError("criteria must be a list of criteria (strings or {'criterion': ..., 'required': ...}) "
+                        "or one string, a criterion a line")
     if len(criteria) > MAX_CRITERIA:
         raise ValueError(f"at most {MAX_CRITERIA} criteria per rubric, got {len(criteria)}")
     parsed = []
     for item in criteria:
         if not isinstance(item, (str, Mapping)):
             raise ValueError(f"a criterion must be text or {{'criterion': ..., 'required': ...}}, got {item!r}")
-        text, required = (item, None) if isinstance(item, str) else (item.get("criterion"), item.get("required"))
+        text = item if isinstance(item, str) else item.get("criterion", item.get("description"))
+        required = None if isinstance(item, str) else item.get("required")
         if not isinstance(text, str) or not text.strip():
-            raise ValueError(f"a criterion must be non-empty text, got {item!r}")
+            raise ValueError(f"a criterion must be non-empty text (its 'criterion', or Mastra's 'description'), "
+                             f"got {item!r}")
         if required is not None and not isinstance(required, bool):
             raise ValueError(f"'required' must be true or false, got {required!r}")
         parsed.append(Criterion(text.strip(), required is not False))
@@ -101,14 +113,15 @@ def check_criteria(criteria: Sequence[str | Mapping[str, Any]]) -> tuple[Criteri
 MASTRA_NUMBERS = MastraNumbers(rounded=False, scale="zero_stays")
 
 
-def rubric_scorer(judge: Judge, *, criteria: Sequence[str | Mapping[str, Any]], scale: float = 1.0,
+def rubric_scorer(judge: Judge, *, criteria: str | Sequence[str | Mapping[str, Any]], scale: float = 1.0,
                   compat: str = "localjudge") -> Scorer:
     """Build a rubric scorer (higher is better: `scale` if every required criterion is met, else 0).
 
     Args:
         judge: The local model judging.
         criteria: The rubric: plain-English criteria, or ``{"criterion": text, "required": bool}``
-            mappings (at most 20). A criterion is required unless marked ``"required": False``.
+            mappings (Mastra's ``{"description": ...}`` too), at most 20; or one string, a
+            criterion a line. A criterion is required unless marked ``"required": False``.
         scale: Scores lie in [0, scale]; must be positive.
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`) and rules: with no
             criterion required every one counts, and no rubric scores 1 whatever the scale.

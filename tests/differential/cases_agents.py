@@ -132,7 +132,8 @@ MULTI_TURN_CASES = [
     multi_turn("scale-0", True, Differs("scale-0", mastra=0.0, local=REFUSED), scale=0),
 ]
 
-CRITERIA = [("Gives three tips.", True), ("Uses a bulleted list.", True), ("Mentions compost.", False)]
+TIPS, BULLETS, COMPOST = "Gives three tips.", "Uses a bulleted list.", "Mentions compost."
+CRITERIA = [(TIPS, True), (BULLETS, True), (COMPOST, False)]
 
 
 def rubric(name: str, met: list[bool], expect: Outcome | Differs, *, criteria: list[tuple[str, bool]] | None = None,
@@ -148,6 +149,11 @@ def rubric(name: str, met: list[bool], expect: Outcome | Differs, *, criteria: l
                              "options": {"scale": scale}}, local_calls=local_calls)
 
 
+def given_as(case: Case, criteria: Any) -> Case:
+    """The rubric case with `criteria` given to both sides as they are (Mastra's own shapes)."""
+    return replace(case, options={"criteria": criteria}, mastra_args={**case.mastra_args, "criteria": criteria})
+
+
 RUBRIC_CASES = [
     rubric("all-met", [True, True, True], 1.0),
     rubric("required-missed", [True, False, True], 0.0),
@@ -160,6 +166,12 @@ RUBRIC_CASES = [
     unscripted(rubric("no-criteria-scale-5", [], Differs("rubric-empty-unscaled", mastra=1.0, local=5.0), criteria=[],
                       scale=5)),
     rubric("scale-0", [True, True], Differs("scale-0", mastra=0.0, local=REFUSED), scale=0),
+    # Mastra's spellings, given to both sides as they are: {description, required}, and one string
+    given_as(rubric("description-key", [True, False], 1.0, criteria=[(TIPS, True), (BULLETS, False)]),
+             [{"description": TIPS, "required": True}, {"description": BULLETS, "required": False}]),
+    given_as(rubric("string-rubric", [True, True, False], 0.0,
+                    criteria=[(TIPS, True), (BULLETS, True), (COMPOST, True)]),
+             f"- {TIPS}\n\n2. {BULLETS}\n* {COMPOST}\n"),
 ]
 
 TOOLS = [{"id": "get_weather", "description": "The weather in a city."},

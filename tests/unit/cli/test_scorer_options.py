@@ -127,7 +127,7 @@ def no_model(args: Any, device: Any = None) -> Any:
 
 @pytest.mark.parametrize(("extra", "message"), [
     ([], "scorer 'rubric' needs option 'criteria'"),
-    (["--scorer-option", "rubric.criteria=Names the shop."], "scorer 'rubric': criteria must be a list"),
+    (["--scorer-option", "rubric.criteria=7"], "scorer 'rubric': criteria must be a list"),
     (["--scorer-option", "rubric.criteria=[]", "--scorer-option", "rubric.colour=red"],
      "scorer 'rubric' has no option 'colour'; its options: criteria"),
     (["--scorer-option", "rubric.criteria=[]", "--scorer-option", "toxicity.k=1"],

@@ -169,7 +169,7 @@ def test_scorer_options_lists_a_factorys_keywords(registry: dict[str, Any]) -> N
     ("recording", {"size": 1, "scale": 2}, "'scale' is not an option: give it as scale= (CLI: --scale)"),
     ("recording", {"size": "three"}, "scorer 'recording': size must be an int"),  # the factory's TypeError
     ("rubric", {}, "scorer 'rubric' needs option 'criteria'"),
-    ("rubric", {"criteria": "Names the shop."}, "scorer 'rubric': criteria must be a list"),
+    ("rubric", {"criteria": 7}, "scorer 'rubric': criteria must be a list"),
     ("nope", {}, "unknown scorer 'nope'"),
 ])
 def test_option_mistakes_are_clear_value_errors(registry: dict[str, Any], name: str, options: dict[str, Any],

@@ -45,7 +45,7 @@ def test_no_criteria_pass_without_the_judge(fake_judge: FakeJudgeFactory) -> Non
 
 
 @pytest.mark.parametrize(("criteria", "error"), [
-    ("Greets.", TypeError), ([""], ValueError), ([{"criterion": "x", "required": "yes"}], ValueError),
+    (7, TypeError), ([""], ValueError), ([{"criterion": "x", "required": "yes"}], ValueError),
     ([{"required": True}], ValueError), (["c"] * 21, ValueError),
 ])
 def test_bad_criteria_are_refused_when_the_scorer_is_built(criteria: Any, error: type[Exception],
@@ -68,3 +68,14 @@ def test_prob_score_is_the_probability_that_every_required_criterion_is_met(fake
     criteria = ["A.", {"criterion": "B.", "required": True}, {"criterion": "C.", "required": False}]
     result = rubric_scorer(fake_judge(CriterionVerdicts=answer), criteria=criteria).run(RUN)
     assert result.prob_score == round(0.9 * 0.5, 4), "A and B are required, C is not"
+
+
+def test_mastras_spellings_are_read_as_mastra_reads_them(fake_judge: FakeJudgeFactory) -> None:
+    """createRubricScorer's `{description, required}` and one string, a criterion a line (list
+    markers dropped, blank lines skipped, every one required)."""
+    judge = fake_judge(CriterionVerdicts=answers(["yes", "no"]))
+    described = [{"description": "Greets.", "required": True}, {"description": "Is short.", "required": False}]
+    assert rubric_scorer(judge, criteria=described).run(RUN).score == 1.0  # the missed one is optional
+    judge = fake_judge(CriterionVerdicts=answers(["yes", "no"]))
+    assert rubric_scorer(judge, criteria="- Greets.\n\n2) Names the shop.\n").run(RUN).score == 0.0
+    assert "1. Greets.\n2. Names the shop." in str(judge.calls[0].prompts[0][-1]["content"])
