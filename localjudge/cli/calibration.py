@@ -27,8 +27,6 @@ from localjudge.bench import (
 )
 from localjudge.cli.shared import CliError
 from localjudge.evaluation import Evaluation
-from localjudge.judge import FakeJudge
-from localjudge.scorers import build_scorer
 from localjudge.scoring import Scorer
 
 
@@ -50,14 +48,12 @@ def check_calibration_flag(args: argparse.Namespace) -> None:
     load_calibration(args.calibration)
 
 
-def check_calibration_versions(args: argparse.Namespace, names: Sequence[str],
-                               options: Mapping[str, Mapping[str, Any]]) -> None:
+def check_calibration_versions(args: argparse.Namespace, unloaded: Sequence[Scorer]) -> None:
     """Before the model loads: the --calibration file's maps against the chosen scorers' versions,
-    mode and scale (built on a judge that is never called); the judge is checked once it loads."""
+    mode and scale (`unloaded`: built on a judge that is never called, as `check_scorers` builds
+    them); the judge is checked once it loads."""
     if getattr(args, "calibration", None) is None:
         return
-    unloaded = [build_scorer(name, FakeJudge({}), scale=args.scale, mode=args.mode, options=options.get(name),
-                             compat=args.compat) for name in names]
     check_calibration(load_calibration(args.calibration), unloaded, judged=False)
 
 

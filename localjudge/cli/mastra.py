@@ -71,7 +71,7 @@ def _ids(text: str | None) -> tuple[str, ...]:
 def run_mastra_score(args: argparse.Namespace) -> int:
     if args.mastra_experiment:
         _refuse_agent_selectors(args)
-    names, options, judged_by_model = shared.score_scorers(args)  # before the model loads
+    names, options, judged_by_model, _ = shared.score_scorers(args)  # before the model loads
     try:
         series = joined_series(args.mastra_scorer_id, names)
     except ValueError as error:

@@ -62,8 +62,8 @@ def run_score(args: argparse.Namespace) -> int:
     if args.mastra_experiment or args.mastra_agent or args.mastra_trace or args.mastra_since or args.mastra_until \
             or args.mastra_sample is not None or args.mastra_unscored or args.mastra_scorer_id:
         raise CliError("the --mastra-* selectors need --mastra-store URL")
-    names, options, judged = shared.score_scorers(args)  # before the model loads
-    check_calibration_versions(args, names, options)
+    names, options, judged, unloaded = shared.score_scorers(args)  # before the model loads
+    check_calibration_versions(args, unloaded)
     if args.out:
         check_output_file(args.out, WRITE_SUFFIXES, "--out")  # not found bad only after every row is scored
     dataset = read_table(args.data)

@@ -271,31 +271,33 @@ def parse_scorer_options(items: Sequence[str], chosen: Sequence[str],
 
 
 def check_scorers(specs: Sequence[tuple[str, float, str]], options: Mapping[str, Mapping[str, Any]],
-                  where: str = "--scorer-option", *, compat: str = "localjudge") -> None:
+                  where: str = "--scorer-option", *, compat: str = "localjudge") -> list[Scorer]:
     """Build each (name, scale, mode) scorer with its options on a judge that is never called,
     so an unknown or missing option, a bad value or a mode a scorer lacks fails before any model
-    loads. An option that takes a Python function (`get_context`) cannot come from a flag or a
-    config file."""
+    loads; returns them, for the checks that need no judge (a calibration file's versions). An
+    option that takes a Python function (`get_context`) cannot come from a flag or a config file."""
+    built = []
     for name, scale, mode in specs:
         given = options.get(name, {})
         known = scorer_options(name)
         for key in given:
             if key in known and "Callable" in str(known[key].annotation):
                 raise CliError(f"{where} {name}.{key}: takes a Python function; build the scorer in Python instead")
-        build_scorer(name, FakeJudge({}), scale=scale, mode=mode, options=given, compat=compat)
+        built.append(build_scorer(name, FakeJudge({}), scale=scale, mode=mode, options=given, compat=compat))
+    return built
 
 
-def score_scorers(args: argparse.Namespace) -> tuple[list[str], ScorerOptions, bool]:
+def score_scorers(args: argparse.Namespace) -> tuple[list[str], ScorerOptions, bool, list[Scorer]]:
     """`score`'s --scorer list and its options, checked before any model loads (as `check_scorers`,
-    then the number flags), and whether any of them asks a judge: code scorers and checks alone
-    need no model, so no --model."""
+    then the number flags), whether any of them asks a judge (code scorers and checks alone need
+    no model, so no --model), and the scorers as `check_scorers` built them on no judge."""
     load_modules(getattr(args, "scorer_module", None) or [])
     names = parse_scorers(args.scorer)
     options = parse_scorer_options(args.scorer_option, names)
-    check_scorers([(name, args.scale, args.mode) for name in names], options, compat=args.compat)
+    unloaded = check_scorers([(name, args.scale, args.mode) for name in names], options, compat=args.compat)
     judged = any(needs_judge(name, mode=args.mode, options=options.get(name)) for name in names)
     check_numbers(args, engine=judged)
-    return names, options, judged
+    return names, options, judged, unloaded
 
 
 def add_mode_flag(parser: argparse.ArgumentParser) -> None:

@@ -68,7 +68,6 @@ from localjudge.cli.shared import Bars, check_scorers, higher_is_better, markdow
 from localjudge.cluster import ScorerSpec, ray_session
 from localjudge.engines import OPTIONS, EngineOptionError, JudgeSpec, engine_needs
 from localjudge.evaluation import Columns, ResultStore, evaluate, read_table, write_table
-from localjudge.judge import FakeJudge
 from localjudge.scorers import build_scorer, load_scorer_modules
 from localjudge.scoring import check_compat
 
@@ -273,16 +272,16 @@ def run_sweep(args: argparse.Namespace) -> int:
         plan_cells(config, entries)
     except ValueError as error:
         raise ValueError(f"{args.config}: {error}") from None
-    for entry in entries:  # before any model loads
-        check_scorers([(entry.name, entry.scale, entry.mode)], {entry.name: entry.options},
-                      where=f"{args.config}: scorer options of {entry.stem}", compat=entry.compat)
+    unloaded = {}  # each entry's mode and scorer, built on no judge: before any model loads
+    for entry in entries:
+        [scorer] = check_scorers([(entry.name, entry.scale, entry.mode)], {entry.name: entry.options},
+                                 where=f"{args.config}: scorer options of {entry.stem}", compat=entry.compat)
+        unloaded[entry.stem] = (entry.mode, scorer)
     if sweep_ray(config, args.config) is not None and any(m.get("calibration") for m in config["models"]):
         raise ValueError(f"{args.config}: a model entry's calibration is not applied on Ray (as score --calibration "
                          "is not with --ray): drop ray, or apply the file in Python "
                          "(localjudge.bench.apply_calibration)")
     try:  # each file read, and checked against its cells' scorer versions
-        unloaded = {e.stem: (e.mode, build_scorer(e.name, FakeJudge({}), scale=e.scale, mode=e.mode,
-                                                  options=e.options, compat=e.compat)) for e in entries}
         calibrations = sweep_calibrations(config["models"], [_model_name(m) for m in config["models"]], unloaded)
     except ValueError as error:
         raise ValueError(f"{args.config}: {error}") from None
