@@ -94,19 +94,17 @@ class MastraScores:
             raise ValueError(f"scorer_ids names {', '.join(unknown)}: not a scorer of this LiveScorer "
                              f"({', '.join(names)})")
 
-    def records(self, delivered: Sequence[tuple[Mapping[str, Any], ScoreResult, Scorer]],
-                *, source: str = "LIVE") -> list[dict[str, Any]]:
-        """The records of a batch's results, for `write`: each its run id and what the writer takes;
-        `source` ``TEST`` for `run_evals`' rows (`save_run_evals`)."""
-        found = []
-        for run, result, scorer in delivered:
-            origin = self.origin(run, test=source == "TEST")
-            judged = judged_results([{**run, "mastra": origin}], {scorer.name: [result]}, [scorer], self.series)[0]
-            kept = ("input", "output", "context", "ground_truth", "groundTruth")
-            stored = {**judged.run, **{k: jsonable(run[k]) for k in kept if k in run}}
-            found.append({"run_id": result.run_id,
-                          "judged": replace(judged, run=stored, call=str(origin["runId"]), source=source)})
-        return found
+    def record(self, run: Mapping[str, Any], result: ScoreResult, scorer: Scorer, *,
+               source: str = "LIVE") -> dict[str, Any]:
+        """One result's record, for `write`: its run id and what the writer takes. `source`
+        ``TEST`` for `run_evals`' rows (`save_run_evals`), in the series of the scorer's id."""
+        origin = self.origin(run, test=source == "TEST")
+        judged = judged_results([{**run, "mastra": origin}], {scorer.name: [result]}, [scorer], self.series)[0]
+        kept = ("input", "output", "context", "ground_truth", "groundTruth")
+        stored = {**judged.run, **{k: jsonable(run[k]) for k in kept if k in run}}
+        series = scorer.id if source == "TEST" else judged.mastra_scorer_id  # Mastra's runEvals scorer id
+        return {"run_id": result.run_id, "judged": replace(judged, run=stored, call=str(origin["runId"]),
+                                                           source=source, mastra_scorer_id=series)}
 
     def save_run_evals(self, delivered: Sequence[tuple[Mapping[str, Any], ScoreResult, Scorer]]) -> None:
         """Write one batch of `run_evals`' results as Mastra's runEvals rows (see the module), in
@@ -115,10 +113,7 @@ class MastraScores:
         Raises:
             LiveStoreError: the store refused the write.
         """
-        records = self.records(delivered, source="TEST")
-        for record, (_, _, scorer) in zip(records, delivered, strict=True):
-            record["judged"] = replace(record["judged"], mastra_scorer_id=scorer.id)  # Mastra's runEvals scorer id
-        self.write(records)
+        self.write([self.record(run, result, scorer, source="TEST") for run, result, scorer in delivered])
 
     def origin(self, run: Mapping[str, Any], *, test: bool = False) -> dict[str, Any]:
         """Where a live run came from, as the score row needs it: each field from the run's keys,

@@ -323,7 +323,7 @@ class LiveScorer:
         records, failed = {}, set()
         for i, (run, result, scorer) in enumerate(delivered):
             try:
-                records[i] = sink.records([(run, result, scorer)])[0] if isinstance(sink, MastraScores) \
+                records[i] = sink.record(run, result, scorer) if isinstance(sink, MastraScores) \
                     else record_of(run, result)
             except Exception as error:  # noqa: BLE001 - counted and logged, the others are stored
                 failed.add(i)
