@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import concurrent.futures
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import closing, nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -180,7 +181,8 @@ def run_evals(
     items: list[ItemResult] = []
     runs: list[dict[Path, ScoreResult]] = []  # each item's scorer results by path
     totals: dict[Path, list[ScorerSummary]] = {path: [] for path, _ in plan.slots}
-    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+    stored = closing(sink) if sink is not None else nullcontext()  # closed however the run ends
+    with concurrent.futures.ThreadPoolExecutor(concurrency) as pool, stored:
         for start in range(0, len(data), batch_size):
             chunk = list(data[start:start + batch_size])
             ran = list(pool.map(lambda item: run_target(call, item), chunk))
@@ -200,8 +202,6 @@ def run_evals(
                 items.append(ItemResult(item, shown, error, nested(judged[i]), nested(gated[i]), turns[i]))
                 if on_item_complete is not None:
                     resolve(on_item_complete(items[-1]))
-    if sink is not None:
-        sink.close()
     return _result(items, runs, plan, [g for _, g in gate_slots], totals)
 
 
