@@ -25,11 +25,11 @@ a workflow or a step), and its ``turn_index`` a turn's (`localjudge.evaluation.e
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from localjudge.credentials import redact, shown_url, url_secrets
 from localjudge.live.store import LiveStoreError
 from localjudge.mastra_store import SCORES, Store, StoreError, check_store, judged_results, open_store, write_scores
 from localjudge.result import ScoreResult
@@ -85,7 +85,7 @@ class MastraScores:
             finally:
                 store.close()
         except StoreError as error:
-            raise LiveStoreError(f"Mastra store {shown(url)} cannot be written: {error}") from None
+            raise LiveStoreError(f"Mastra store {shown(url)} cannot be written: {_said(url, error)}") from None
 
     def check_scorers(self, names: Sequence[str]) -> None:
         """Refuse a `scorer_ids` name that is not one of the live scorer's (`names`), in one line."""
@@ -142,8 +142,8 @@ class MastraScores:
             write_scores(self._store, [r["judged"] for r in records], self._columns)
         except StoreError as error:
             self.close()  # opened again by the next write
-            raise LiveStoreError(f"Mastra store {shown(self.url)}: {len(records)} results not stored: {error}") \
-                from None
+            raise LiveStoreError(f"Mastra store {shown(self.url)}: {len(records)} results not stored: "
+                                 f"{_said(self.url, error)}") from None
 
     def close(self) -> None:
         if self._store is not None:
@@ -161,5 +161,10 @@ def jsonable(value: Any) -> Any:
 
 
 def shown(url: str) -> str:
-    """The URL as a message shows it: a password in it replaced by ``***``."""
-    return re.sub(r"^([a-zA-Z][\w+.-]*://[^:/@]*:)[^@/]*@", r"\1***@", url)
+    """The URL as a message shows it: its secrets (``user:***@``, ``?password=***``) hidden."""
+    return shown_url(url)
+
+
+def _said(url: str, error: object) -> str:
+    """An error about the store at `url`, without a secret of the URL in any form it quotes."""
+    return redact(str(error), url_secrets(url))

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from localjudge.credentials import redact, url_secrets
 from localjudge.mastra_store.interface import LOCK_RETRIES, LOCK_SECONDS, Store, StoreError
 from localjudge.mastra_store.postgres import PostgresStore
 from localjudge.mastra_store.sqlite import SqliteStore
@@ -22,8 +23,17 @@ def open_store(url: str) -> Store:
     """Open Mastra's storage at `url`: ``file:PATH`` (LibSQL's local file) or ``postgresql://...``.
 
     Raises:
-        StoreError: an unknown URL scheme, a file that does not exist, a server that refuses.
+        StoreError: an unknown URL scheme, a file that does not exist, a server that refuses; its
+            message shows no secret of the URL (`localjudge.credentials`: ``user:***@``,
+            ``?password=***``, nor the password alone as a driver may quote it).
     """
+    try:
+        return _open(url)
+    except StoreError as error:
+        raise StoreError(redact(str(error), url_secrets(url))) from None
+
+
+def _open(url: str) -> Store:
     scheme = url.split(":", 1)[0].lower() if ":" in url else ""
     if scheme == "file":
         return SqliteStore(_file_path(url))

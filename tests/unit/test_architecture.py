@@ -1,7 +1,7 @@
 """The package's shape: which folder may import which, entry modules only, no cycle of any kind.
 
-Each module belongs to a unit: the contract (`result`, `judge`, `repetition`, `text_safety` at the top), a
-folder (`samples`, `scoring`, `scorers`, `engines`, `engines.transformers`, `engines.vllm`,
+Each module belongs to a unit: the contract (`result`, `judge`, `repetition`, `text_safety`, `credentials`,
+`user_files` at the top), a folder (`samples`, `scoring`, `scorers`, `engines`, `engines.transformers`, `engines.vllm`,
 `engines.server`, `evaluation`, `live`, `view`, `bench`, `cli`) or the facade (`localjudge/__init__.py`). `RULES`
 says which other units a unit may import; everything else is a breach. The rules leave room for
 what comes next: a model-free scorer is a file in `scorers/` (it imports what scorers do); an
@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parents[2] / "localjudge"
-CONTRACT = {"result", "judge", "repetition", "text_safety"}
+CONTRACT = {"result", "judge", "repetition", "text_safety", "credentials", "user_files"}
 LOW = {"contract"}
 RULES: dict[str, set[str]] = {
     "contract": set(),

@@ -11,7 +11,9 @@ One rule for every request, here and nowhere else (what a server sends back is u
 - **Every number finite**: JSON is read by `values.read_json` (NaN, Infinity, a float out of
   range and an integer beyond 64 bits refuse the reply).
 - **The key never comes back out**: a server that echoes it (in an error, a non-JSON reply or
-  any string of its JSON) has it replaced by ``***`` before anything reads the reply.
+  any string of its JSON), raw, escaped or URL-encoded, has it replaced by ``***`` before
+  anything reads the reply (`localjudge.credentials`); a key with a control character (a
+  newline) is refused before any request, without being shown.
   A base URL with credentials (``user:password@``) is refused, without showing them.
 - **A server is unreachable only when no connection can be made** (refused, no such host): a
   reply broken midway (reset, cut off) is that request's fault, retried like a 5xx.
@@ -35,6 +37,7 @@ import time
 from typing import Any
 from urllib.parse import SplitResult, urlsplit
 
+from localjudge.credentials import check_credential, redact, shown_url
 from localjudge.engines.server.values import printable, read_json
 
 log = logging.getLogger(__name__)
@@ -46,7 +49,6 @@ PAGE_BYTES = 4 << 20  # the cap on a GET's reply (a model list, a server's own p
 REPLY_BYTES, TOKEN_BYTES = 1 << 20, 4 << 10  # a row's reply: 1 MiB + 4 KiB a token (20 top logprobs each)
 ERROR_BYTES = 64 << 10  # what is read of an error reply's body
 CHUNK = 64 << 10
-REDACTED = "***"
 
 
 class ServerError(Exception):
@@ -82,13 +84,6 @@ def split_url(url: str) -> SplitResult:
     return parts
 
 
-def shown_url(url: str) -> str:
-    """`url` without what precedes an ``@`` in its host part (a user name and password)."""
-    scheme, sep, rest = url.partition("://")
-    host, slash, path = rest.partition("/")
-    return f"{scheme}{sep}{host.rpartition('@')[2]}{slash}{path}" if sep else url.rpartition("@")[2]
-
-
 class Client:
     """Requests to one server at `base_url` (``http://host:8000/v1``; paths are taken from its
     root, so ``/v1/completions`` and ``/version`` both work)."""
@@ -102,14 +97,15 @@ class Client:
         self.root = f"{parts.scheme}://{parts.netloc}{self._prefix}"
         self.host = parts.netloc
         self.timeout, self.retries, self.backoff = timeout, retries, backoff
-        self._key = api_key  # only ever in the Authorization header
+        self._key = None if api_key is None else check_credential(api_key, "the API key")  # only in the header
 
     def __repr__(self) -> str:
         return f"Client({self.root!r})"
 
     def redact(self, text: str) -> str:
-        """`text` with the API key replaced by ``***``: for every message made from a reply."""
-        return text.replace(self._key, REDACTED) if self._key else text
+        """`text` with the API key, in any form it takes (`localjudge.credentials.redact`: raw,
+        escaped, URL-encoded), replaced by ``***``: for every message made from a reply."""
+        return redact(text, [self._key])
 
     def get(self, path: str) -> Any:
         """GET `path` as JSON (retried like a POST)."""
@@ -243,11 +239,11 @@ class Client:
         if not self._key:
             return data
         if isinstance(data, str):
-            return self.redact(data)
+            return redact(data, [self._key], urls=False)
         if isinstance(data, list):
             return [self._redacted(item) for item in data]
         if isinstance(data, dict):
-            return {self.redact(k): self._redacted(v) for k, v in data.items()}
+            return {redact(k, [self._key], urls=False): self._redacted(v) for k, v in data.items()}
         return data
 
 

@@ -43,6 +43,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from localjudge.credentials import check_credential
 from localjudge.engines import chat_template
 from localjudge.engines.grammar import grammar_spec, literal_fields, read_labels
 from localjudge.engines.options import judge_identity
@@ -115,6 +116,7 @@ class ServerJudge(chat_template.TemplatePrompts):
             key = os.environ.get(api_key_env)
             if not key:
                 raise ValueError(f"api_key_env: the environment variable {api_key_env} is not set")
+            check_credential(key, f"api_key_env: the environment variable {api_key_env}")
         self.clients = [Client(url, api_key=key, timeout=float(request_timeout), retries=retries, backoff=backoff)
                         for url in base_urls(base_url)]
         self.client = self.clients[0]

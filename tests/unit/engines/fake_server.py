@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, quote_plus
 
 from localjudge.engines.server.discovery import PROBE_USER
 from localjudge.scoring.versioning import example_of
@@ -210,6 +211,16 @@ class Handler(BaseHTTPRequestHandler):
             self.send_response(action[1])
             self.send_header("Retry-After", "0.01")
             self.send_header("Content-Type", "application/json" if action[2] == "json" else "text/plain")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+        elif name == "echo-forms":  # ("echo-forms", status): the key raw, escaped, URL-encoded, in a URL
+            key = (self.headers.get("Authorization") or "").removeprefix("Bearer ")
+            said = (f"bad key {key} / {key!r} / {key.encode()!r} / {json.dumps(key)} / {quote(key, safe='')} / "
+                    f"{quote_plus(key)} / see http://u:{quote(key, safe='')}@h/?token={quote(key, safe='')}&q=1")
+            raw = json.dumps({"error": {"message": said}}).encode()
+            self.send_response(action[1])
+            self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(raw)))
             self.end_headers()
             self.wfile.write(raw)
