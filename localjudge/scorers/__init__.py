@@ -39,7 +39,9 @@ from localjudge.scorers.discovery import (
     ENTRY_POINT_GROUP,
     entry_point_factory,
     entry_point_names,
+    factory_origin,
     import_scorer_module,
+    is_builtin,
     is_path,
 )
 from localjudge.scorers.ensemble import ENSEMBLE, EnsembleScorer, ensemble_scorer
@@ -228,6 +230,8 @@ def _build(name: str, factory: Callable[..., Scorer], judge: Judge | None, scale
             raise ValueError(f"scorer {name!r} has no compat parameter, so no Mastra numbers: give its factory "
                              "compat= and pass it to create_scorer (docs/writing-scorers.md)")
         keywords["compat"] = compat
+    if not is_builtin(factory):
+        return _build_users(name, factory, judge, keywords)
     if not options:
         return factory(judge, **keywords)
     try:
@@ -237,6 +241,21 @@ def _build(name: str, factory: Callable[..., Scorer], judge: Judge | None, scale
     except (AttributeError, KeyError, IndexError) as error:  # one the factory did not check: still one line
         raise ValueError(f"scorer {name!r}: an option's value does not fit ({type(error).__name__}: {error})") \
             from error
+
+
+def _build_users(name: str, factory: Callable[..., Scorer], judge: Judge | None, keywords: dict[str, Any]) -> Scorer:
+    """Call a factory of the user's own (a scorer module's, an entry point's): whatever it raises,
+    or a value that is not a scorer, is one `ValueError` naming the module, the factory and the error."""
+    where = f"scorer {name!r}: its factory {factory_origin(factory)}"
+    try:
+        scorer = factory(judge, **keywords)
+    except Exception as error:  # noqa: BLE001 - the user's code: any failure is one line
+        line = f"{type(error).__name__}: {error}".splitlines()[0]
+        raise ValueError(f"{where} raised {line}") from error
+    if not isinstance(scorer, (Scorer, EnsembleScorer)):
+        raise ValueError(f"{where} returned {type(scorer).__name__}, not a scorer (create_scorer(...) built "
+                         "with its steps; docs/writing-scorers.md)")
+    return scorer
 
 
 __all__ = ["CODE_SCORERS", "ENTRY_POINT_GROUP", "MODES", "SCORERS", "SCORER_MODES", "WORDS_PER_CLAIM", "CodeScorer",

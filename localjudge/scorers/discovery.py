@@ -116,3 +116,26 @@ def _file_of(module: Any) -> Path | None:
         return Path(file).resolve()
     except (OSError, ValueError):
         return None
+
+
+def is_builtin(factory: Callable[..., Any]) -> bool:
+    """Whether `factory` is one of localjudge's own (its module is in the package), not the user's."""
+    module = getattr(factory, "__module__", None) or ""
+    return module == "localjudge" or module.startswith("localjudge.")
+
+
+def factory_origin(factory: Callable[..., Any]) -> str:
+    """`factory` as a one-line error names it: its name and where it comes from, a scorer file by
+    its path (``conciseness_scorer in my_scorers.py``), a module by its name."""
+    name = getattr(factory, "__qualname__", None) or getattr(factory, "__name__", None) or repr(factory)
+    module_name = getattr(factory, "__module__", None)
+    if not module_name:
+        return name
+    file = _file_of(sys.modules.get(module_name))
+    if module_name.startswith("localjudge_scorers_") and file is not None:  # a file `_import_path` imported
+        try:
+            where = str(file.relative_to(Path.cwd()))
+        except ValueError:
+            where = str(file)
+        return f"{name} in {where}"
+    return f"{name} in module {module_name}"

@@ -1,7 +1,8 @@
 """A scorer of the user's own reaches every entry point: `--scorer-module` (score, bench), a
 sweep's `scorer_modules:`, a Ray actor (its spec carries the module, imported again in the actor's
 process), the pytest plugin's `--localjudge-scorer-module`, and an installed entry point of the
-group ``localjudge.scorers``. A module that cannot be imported or registers nothing is one line."""
+group ``localjudge.scorers``. A module that cannot be imported or registers nothing, and a factory
+that raises or gives no scorer, is one line."""
 
 from __future__ import annotations
 
@@ -109,6 +110,45 @@ def test_a_bad_module_is_one_line(text: str | None, expected: str, tmp_path: Pat
     err = capsys.readouterr().err
     assert err.startswith("localjudge: error: scorer module") and expected in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+BAD_FACTORY = [
+    pytest.param("    return create_scorer_typo('conciseness', judge=judge)\n",
+                 "raised NameError: name 'create_scorer_typo' is not defined", id="raises"),
+    pytest.param("    raise ValueError('no such\\nthing')\n", "raised ValueError: no such", id="raises-two-lines"),
+    pytest.param("    return None\n", "returned NoneType, not a scorer", id="returns-none"),
+]
+
+
+@pytest.mark.parametrize("command", ["score", "bench"])
+@pytest.mark.parametrize(("body", "expected"), BAD_FACTORY)
+def test_a_factory_that_fails_is_one_line(body: str, expected: str, command: str, tmp_path: Path, data: Path,
+                                          monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """A module that imports and registers, whose factory raises (or gives no scorer) when the
+    command builds the scorer: one line naming the scorer, the factory, its file and the error."""
+    path = tmp_path / "bad_factory.py"
+    path.write_text("from localjudge.scorers import register_scorer\n\n\ndef conciseness_scorer(judge, scale=1.0):\n"
+                    f"{body}\n\nregister_scorer('conciseness', conciseness_scorer)\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    flags = ["--model", "unused", "--positive", "1", "--out-dir", str(tmp_path / "b")] if command == "bench" else []
+    assert main([command, "--scorer-module", "bad_factory.py", "--scorer", "conciseness", "--data", str(data),
+                 *flags]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("localjudge: error: scorer 'conciseness': its factory conciseness_scorer in bad_factory.py ")
+    assert expected in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_an_entry_points_factory_that_raises_names_its_module(monkeypatch: pytest.MonkeyPatch) -> None:
+    def conciseness_scorer(judge: object, scale: float = 1.0) -> object:
+        raise RuntimeError("boom")
+
+    conciseness_scorer.__module__ = "my_pkg.scorers"
+    monkeypatch.setitem(registry.SCORERS, "conciseness", conciseness_scorer)
+    with pytest.raises(ValueError) as raised:
+        registry.build_scorer("conciseness", None)
+    assert str(raised.value) == ("scorer 'conciseness': its factory "
+                                 "test_an_entry_points_factory_that_raises_names_its_module.<locals>.conciseness_scorer"
+                                 " in module my_pkg.scorers raised RuntimeError: boom")
 
 
 def test_a_module_name_that_is_not_installed_is_one_line(data: Path, capsys: pytest.CaptureFixture[str]) -> None:

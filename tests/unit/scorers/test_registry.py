@@ -167,7 +167,7 @@ def test_scorer_options_lists_a_factorys_keywords(registry: dict[str, Any]) -> N
     ("recording", {"size": 1, "colour": "red"}, "scorer 'recording' has no option 'colour'; its options: size, label"),
     ("toxicity", {"colour": "red"}, "scorer 'toxicity' has no option 'colour'; its options: none"),
     ("recording", {"size": 1, "scale": 2}, "'scale' is not an option: give it as scale= (CLI: --scale)"),
-    ("recording", {"size": "three"}, "scorer 'recording': size must be an int"),  # the factory's TypeError
+    ("recording", {"size": "three"}, "raised TypeError: size must be an int"),  # the factory's TypeError
     ("rubric", {}, "scorer 'rubric' needs option 'criteria'"),
     ("rubric", {"criteria": 7}, "scorer 'rubric': criteria must be a list"),
     ("nope", {}, "unknown scorer 'nope'"),
