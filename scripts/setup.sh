@@ -11,7 +11,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q torch==2.13.0
-.venv/bin/python -m pip install -q -c scripts/constraints.txt -e '.[test]'
+.venv/bin/python -m pip install -q -c scripts/constraints.txt -e '.[test,serve]'
 .venv/bin/python scripts/get_default_model.py
 # Headless Chromium for the browser tests of tests/unit/view/test_results_page.py (Debian's
 # package; ~20 s to install on a fresh Debian 12 machine). Skipped when one is on PATH; a note,

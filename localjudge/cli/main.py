@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from localjudge.cli.bench import add_bench_parser
 from localjudge.cli.score import add_score_parser
+from localjudge.cli.serve import add_serve_parser
 from localjudge.cli.shared import CliError
 from localjudge.cli.sweep import add_sweep_parser
 from localjudge.cli.view import add_view_parser
@@ -29,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_sweep_parser(sub)
     add_bench_parser(sub)
     add_view_parser(sub)
+    add_serve_parser(sub)
     return parser
 
 
