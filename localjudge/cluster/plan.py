@@ -93,7 +93,7 @@ def score_batch(scorers: Sequence[Scorer], runs: Sequence[Mapping[str, Any]], do
 
     Per scorer, the planner reads each row once (a row that cannot be read is recorded as
     `invalid_run`, its key None); the rows not done are scored by every scorer together
-    (`score_together`: each round of steps in one judge call, out-of-memory halving). An exception
+    (`score_together`: each round of steps in one judge call, a failed call halved). An exception
     that escapes a scorer's reading makes each row of the batch unscored for that scorer
     (`judge_failed`, the exception's line): returned, not raised, since Ray Data would drop the
     batch as a dead actor's and the error would be lost.

@@ -10,8 +10,8 @@ so a row takes one route whichever runs it:
   into: unreadable (`invalid_run`, no key, never judged), done (its key is in the log) or pending.
 - `score_together`: several scorers on their rows of one batch in lock step
   (`localjudge.scoring.run_together`: each round, every scorer's next judge step in one judge
-  call), halving on `JudgeOutOfMemory`; a judge call that fails costs only the rows of the
-  scorers in it (`judge_failed`, each row). `score_samples` is one scorer alone.
+  call); a judge call that raises (out of memory or any other error) is retried in halves down
+  to one row, so only a row the judge fails on alone is unscored (`judge_failed`). `score_samples` is one scorer alone.
 - `to_store`: which fresh results a log keeps: those with a key and not a transient error
   (`too_long`, `judge_failed` may pass next time, so the next run judges them again).
 
@@ -116,30 +116,45 @@ def score_together(batches: Sequence[ScorerBatch]) -> list[list[ScoreResult]]:
     """Several scorers on their rows of one batch, in lock step (`run_together`: each round, every
     scorer's next judge step in one judge call): per scorer, one result per sample, in order.
 
-    A judge call that fails costs the rows of the scorers that had prompts in it (`judge_failed`,
-    the error's line), and only theirs. On `JudgeOutOfMemory` those scorers' rows are halved and
-    each half scored together again (counted in their `backoffs`), down to one row. The failed
-    call's frames are gone before the halves run (`run_together` drops the traceback): on a GPU,
-    its KV cache and activations would otherwise stay held while the halves retry."""
+    One failure rule for a merged call: a judge call that raises ends the batches of the scorers
+    that had prompts in it, and only theirs; each such batch of more than one row is halved and
+    each half scored again, down to one row, so that only a row the judge fails on itself stays
+    unscored (`judge_failed`, the error's line). Out of memory (`JudgeOutOfMemory`) is counted in
+    the batch's `backoffs` and its halves stay merged with the other scorers' halves; after any
+    other error each scorer's batch is first asked alone (another scorer's row may have been the
+    cause), then halved: one prompt the engine raises on no longer costs every row batched with
+    it, run after run. The failed call's frames are gone before the halves run (`run_together`
+    drops the traceback): on a GPU, its KV cache and activations would otherwise stay held while
+    the halves retry."""
     results: list[list[ScoreResult]] = [[] for _ in batches]
     live = [k for k, batch in enumerate(batches) if batch.samples]
     outcomes = run_together([_steps(batches[k]) for k in live])
-    halve = []
+    failed: dict[int, Exception] = {}
     for k, outcome in zip(live, outcomes, strict=True):
-        batch = batches[k]
-        if isinstance(outcome, JudgeOutOfMemory) and len(batch.samples) > 1:
-            halve.append(k)
-        elif isinstance(outcome, Exception):
-            results[k] = judge_failed_results(batch.scorer.name, [s.run_id for s in batch.samples], outcome)
+        if isinstance(outcome, Exception):
+            failed[k] = outcome
         else:
             results[k] = outcome
+    halve = []
+    for k, error in failed.items():
+        batch, half = batches[k], len(batches[k].samples) // 2
+        if len(failed) > 1 and not isinstance(error, JudgeOutOfMemory):  # merged: another's row may be the cause
+            log.warning("%s: a judge call with other scorers' rows failed (%s); retrying its %d row(s) alone",
+                        batch.scorer.name, _line(error), len(batch.samples))
+            results[k] = score_together([batch])[0]
+        elif len(batch.samples) == 1:
+            results[k] = judge_failed_results(batch.scorer.name, [batch.samples[0].run_id], error)
+        elif isinstance(error, JudgeOutOfMemory):
+            batch.backoffs[0] += 1
+            halve.append(k)
+            log.warning("%s: out of memory at batch %d; retrying as %d + %d", batch.scorer.name,
+                        len(batch.samples), half, len(batch.samples) - half)
+        else:
+            halve.append(k)
+            log.warning("%s: the judge failed on a batch of %d (%s); retrying as %d + %d", batch.scorer.name,
+                        len(batch.samples), _line(error), half, len(batch.samples) - half)
     if not halve:
         return results
-    for k in halve:
-        batch, half = batches[k], len(batches[k].samples) // 2
-        batch.backoffs[0] += 1
-        log.warning("%s: out of memory at batch %d; retrying as %d + %d", batch.scorer.name, len(batch.samples),
-                    half, len(batch.samples) - half)
     firsts = score_together([batches[k].part(0, len(batches[k].samples) // 2) for k in halve])
     seconds = score_together([batches[k].part(len(batches[k].samples) // 2, None) for k in halve])
     for k, first, second in zip(halve, firsts, seconds, strict=True):
@@ -162,11 +177,17 @@ def score_samples(scorer: Scorer, samples: Sequence[Sample], backoffs: list[int]
 
 def judge_failed_results(scorer_name: str, run_ids: Sequence[str | None], error: Exception) -> list[ScoreResult]:
     """A batch that failed as a whole: each run unscored (`judge_failed`) with the error's one line
-    (its whitespace, newlines too, collapsed), logged once with its traceback. `evaluate`'s and a
+    (its whitespace, newlines too, collapsed), logged once in that line (its traceback at debug). `evaluate`'s and a
     Ray actor's batches record a failure the same way."""
-    log.error("%s: judge failed on a batch of %d", scorer_name, len(run_ids), exc_info=error)
-    message = " ".join(f"judge failed: {type(error).__name__}: {error}".split())
+    message = f"judge failed: {_line(error)}"
+    log.error("%s: %s (%d row%s)", scorer_name, message, len(run_ids), "" if len(run_ids) == 1 else "s")
+    log.debug("%s: the judge's error", scorer_name, exc_info=error)
     return [ScoreResult.unscored(run_id, scorer_name, "judge_failed", message) for run_id in run_ids]
+
+
+def _line(error: BaseException) -> str:
+    """An error as one line: its type and message, whitespace (newlines too) collapsed."""
+    return " ".join(f"{type(error).__name__}: {error}".split())
 
 
 def to_store(pairs: Iterable[tuple[str | None, ScoreResult]]) -> list[tuple[str, ScoreResult]]:
