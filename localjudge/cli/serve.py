@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import ipaddress
 import math
 import os
@@ -11,6 +12,7 @@ from typing import Any
 
 from localjudge.cli import shared
 from localjudge.cli.shared import CliError
+from localjudge.serve import Caps, Limits, create_app
 
 DEFAULT_PORT = 8321
 LOCAL_ENGINES = ("transformers", "vllm")
@@ -36,6 +38,12 @@ def add_serve_parser(sub: Any) -> None:
                        help="the most tokens an answer may take, whatever a request asks (default: 4096)")
     group.add_argument("--text-tokens", type=int, default=512, metavar="N",
                        help="a text answer's token budget when the request sets no max_tokens (default: 512)")
+    group.add_argument("--max-items", type=int, default=16, metavar="N",
+                       help="items of a JSON array whose schema sets no maxItems (default: 16; a schema's own "
+                            "bound is kept up to 200)")
+    group.add_argument("--max-string", type=int, default=400, metavar="CHARS",
+                       help="characters of a JSON string whose schema sets no maxLength (default: 400; a "
+                            "schema's own bound is kept up to 8000)")
     group.add_argument("--max-batch-rows", type=int, default=16, metavar="N",
                        help="the most requests one judge call answers (default: 16)")
     group.add_argument("--batch-window-ms", type=float, default=20.0, metavar="MS",
@@ -88,7 +96,8 @@ def run_serve(args: argparse.Namespace) -> int:
                        f"{args.engine}")
     if args.model is None:
         raise CliError("localjudge serve needs --model, a local model directory or .gguf file")
-    for name in ("port", "max-tokens", "text-tokens", "max-batch-rows", "max-queue", "max-messages"):
+    for name in ("port", "max-tokens", "text-tokens", "max-items", "max-string", "max-batch-rows", "max-queue",
+                 "max-messages"):
         _positive(args, name)
     for name in ("batch-window-ms", "max-body-mb"):
         _positive(args, name, integer=False)
@@ -96,13 +105,10 @@ def run_serve(args: argparse.Namespace) -> int:
         raise CliError(f"--port must be at most 65535, got {args.port}")
     key = api_key(args.api_key_env, args.host)
     args.api_key_env = None  # the key clients send here, not the server engine's option
-    try:
-        import uvicorn
-
-        from localjudge.serve.app import Limits, create_app
-    except ImportError as error:
-        raise CliError(f"localjudge serve needs the serve extra (pip install 'localjudge-evals[serve]'): "
-                       f"{error}") from None
+    missing = [name for name in ("fastapi", "uvicorn") if importlib.util.find_spec(name) is None]
+    if missing:
+        raise CliError(f"localjudge serve needs {' and '.join(missing)}: pip install 'localjudge-evals[serve]'")
+    import uvicorn
     spec = shared.judge_spec(args)
     spec.check()
     judge = shared.build_judge(args)
@@ -116,7 +122,8 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"localjudge serve: {name} on {url} (Ctrl-C or SIGTERM: answers what is in flight, then exits)",
               file=sys.stderr, flush=True)
 
-    app = create_app(judge, served_name=name, api_key=key, limits=limits, on_start=ready)
+    caps = Caps(string=min(args.max_string, Caps.hard_string), items=min(args.max_items, Caps.hard_items))
+    app = create_app(judge, served_name=name, api_key=key, limits=limits, caps=caps, on_start=ready)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="debug" if args.debug else "warning",
                             timeout_graceful_shutdown=600, access_log=bool(args.debug))
     server = uvicorn.Server(config)

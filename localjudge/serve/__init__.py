@@ -9,5 +9,22 @@ framework's judge (Mastra's scorers, DeepEval, Ragas, the `openai` client) gets 
 - `replies`: OpenAI-shaped replies, streams and errors;
 - `app`: the FastAPI app (needs the ``serve`` extra: fastapi, uvicorn).
 
-Importing this package imports neither FastAPI nor torch; `app` imports FastAPI.
+Importing this package imports neither FastAPI nor torch; `create_app` imports FastAPI when called.
 """
+
+from __future__ import annotations
+
+from typing import Any
+
+from localjudge.serve.requests import Limits
+from localjudge.serve.schema_bounds import Caps
+
+
+def create_app(*args: Any, **kwargs: Any) -> Any:
+    """`localjudge.serve.app.create_app`: the ASGI app serving a judge (imports FastAPI)."""
+    from localjudge.serve.app import create_app as make  # heavy: FastAPI, Starlette
+
+    return make(*args, **kwargs)
+
+
+__all__ = ["Caps", "Limits", "create_app"]

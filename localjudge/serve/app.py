@@ -19,7 +19,6 @@ import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -32,7 +31,7 @@ from localjudge.serve.answers import Answerer
 from localjudge.serve.batcher import Batcher, QueueFull
 from localjudge.serve.constraints import RequestError, constraint
 from localjudge.serve.replies import Reply, error_body
-from localjudge.serve.requests import ChatRequest, chat_prompt
+from localjudge.serve.requests import ChatRequest, Limits, chat_prompt
 from localjudge.serve.schema_bounds import Caps
 
 log = logging.getLogger(__name__)
@@ -43,18 +42,8 @@ GUARANTEES = ("every response_format json_schema / json_object answer parses und
               "greedy: the same request gives the same answer")
 
 
-@dataclass(frozen=True)
-class Limits:
-    """What one request may ask for and how requests are batched (the flags of `localjudge serve`)."""
-
-    max_body: int = 4 << 20  # bytes
-    max_messages: int = 256
-    max_tokens: int = 4096
-    text_tokens: int = 512
-    max_rows: int = 16
-    window: float = 0.02
-    max_queue: int = 256
-    retry_after: int = 2  # seconds, in a 429
+def _judge_error(error: Exception) -> str:
+    return f"the judge failed on this request: {type(error).__name__}: {error}"
 
 
 def _fail(status: int, message: str, *, param: str | None = None, kind: str = "invalid_request_error",
@@ -160,7 +149,8 @@ def create_app(judge: Judge, *, served_name: str, api_key: str | None = None, li
             "id": served_name, "object": "model", "created": 0, "owned_by": "localjudge",
             "max_model_len": window, "root": judge.identity,
             "localjudge": {"identity": judge.identity, "guarantees": list(GUARANTEES),
-                           "max_tokens": answerer.max_tokens, "text_tokens": limits.text_tokens}}]}
+                           "max_tokens": answerer.max_tokens, "text_tokens": limits.text_tokens,
+                           "default_max_items": caps.items, "default_max_length": caps.string}}]}
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Any:
@@ -203,6 +193,8 @@ def create_app(judge: Judge, *, served_name: str, api_key: str | None = None, li
                 return _busy()
             except RequestError as error:
                 return _fail(400, str(error), param=error.param)
+            except Exception as error:  # noqa: BLE001 - the judge failed on this row alone (the batcher isolated it)
+                return _judge_failed(error)
 
         async def events() -> AsyncIterator[str]:
             yield reply.opening()
@@ -216,11 +208,19 @@ def create_app(judge: Judge, *, served_name: str, api_key: str | None = None, li
                 for line in reply.stream_error(error_body(str(error), param=error.param)):
                     yield line
                 return
+            except Exception as error:  # noqa: BLE001 - as above: one error event, the stream ends
+                for line in reply.stream_error(error_body(_judge_error(error), kind="server_error")):
+                    yield line
+                return
             for line in reply.stream(done, wanted.source):
                 yield line
 
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+    def _judge_failed(error: Exception) -> JSONResponse:
+        log.error("the judge failed on a request: %s", _judge_error(error))
+        return _fail(500, _judge_error(error), kind="server_error")
 
     def _busy() -> JSONResponse:
         return _fail(429, f"the server's queue is full ({limits.max_queue} requests waiting); retry later",

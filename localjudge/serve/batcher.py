@@ -137,8 +137,12 @@ class Batcher:
                 budgets.setdefault(job.max_new_tokens, []).append(job)
             for tokens, jobs in budgets.items():
                 self.calls += 1
-                answers = await loop.run_in_executor(self._worker, generate_isolating, self.judge,
-                                                     [j.prompt for j in jobs], [j.schema for j in jobs], tokens)
+                try:
+                    answers: list[Generation | Exception] = await loop.run_in_executor(
+                        self._worker, generate_isolating, self.judge, [j.prompt for j in jobs],
+                        [j.schema for j in jobs], tokens)
+                except Exception as error:  # noqa: BLE001 - the worker itself failed: each job hears why
+                    answers = [error] * len(jobs)
                 for job, answer in zip(jobs, answers, strict=True):
                     if job.future.done():
                         continue

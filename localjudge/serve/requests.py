@@ -7,6 +7,7 @@ honoured is refused in one line naming the field (`n` above 1, images, audio).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -14,6 +15,20 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from localjudge.judge import ChatPrompt, Message
 
 ROLES = ("system", "developer", "user", "assistant", "tool", "function")
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one request may ask for and how requests are batched (the flags of `localjudge serve`)."""
+
+    max_body: int = 4 << 20  # bytes
+    max_messages: int = 256
+    max_tokens: int = 4096
+    text_tokens: int = 512
+    max_rows: int = 16
+    window: float = 0.02
+    max_queue: int = 256
+    retry_after: int = 2  # seconds, in a 429
 
 
 class Loose(BaseModel):

@@ -52,8 +52,8 @@ class Caps:
     """The bounds a schema gets where it has none (`string`, `items`) and the most it may ask
     for (`hard_string`, `hard_items`)."""
 
-    string: int = 1000
-    items: int = 50
+    string: int = 400
+    items: int = 16
     hard_string: int = 8000
     hard_items: int = 200
 

@@ -44,12 +44,14 @@ RULES: dict[str, set[str]] = {
     "mastra_store": LOW | {"samples", "scoring", "evaluation"},  # DB drivers only inside its connection's functions
     "bench": LOW | {"samples", "scoring", "scorers", "evaluation"},
     "cluster": LOW | {"samples", "scoring", "scorers", "engines", "evaluation"},  # ray: inside runner's functions
+    "serve": LOW,  # the judge behind OpenAI's API: FastAPI only inside create_app
     "cli": LOW | {"samples", "scoring", "scorers", "engines", "engines.transformers", "engines.vllm", "engines.server",
-                  "evaluation", "live", "view", "bench", "mastra_store", "cluster"},
+                  "evaluation", "live", "view", "bench", "mastra_store", "cluster", "serve"},
     "facade": LOW | {"samples", "scoring", "scorers", "engines.transformers", "evaluation", "live", "bench"},
 }
 # torch and transformers; vLLM; numpy and matplotlib; every command: imported inside a function where needed
-HEAVY = {"localjudge.engines.transformers", "localjudge.engines.vllm", "localjudge.bench", "localjudge.cli.main"}
+HEAVY = {"localjudge.engines.transformers", "localjudge.engines.vllm", "localjudge.bench", "localjudge.cli.main",
+         "localjudge.serve.app"}
 
 
 def module_name(path: Path) -> str:
