@@ -34,6 +34,7 @@ from localjudge.cli.shared import (
     summary_rows,
 )
 from localjudge.evaluation import (
+    FOLDER_ROW,
     WRITE_SUFFIXES,
     Columns,
     Evaluation,
@@ -111,7 +112,7 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
     try:
         result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store,
                           shard=(rank, world) if world > 1 else None, progress=bars,
-                          on_results=row_printer(dataset, bars.write) if printed else None)
+                          on_results=row_printer(dataset, bars.write, columns) if printed else None)
     finally:
         bars.close()
     if world > 1:
@@ -139,7 +140,7 @@ def report(args: argparse.Namespace, result: Evaluation, names: Sequence[str],
         write_table(result.dataset, args.out)
         print(f"wrote {len(result.dataset)} rows to {args.out}", file=sys.stderr)
     elif not printed:
-        print_rows(result, names)
+        print_rows(result, names, columns_of(args))
     directions = {name: shared.higher_is_better(name, args.scale, args.mode, (options or {}).get(name), args.compat)
                   for name in names}
     print(markdown_table(summary_rows(result.summary, directions)))
@@ -169,18 +170,28 @@ def scratch_dir(out: str) -> Path:
     return Path(f"{out}.ranks")
 
 
-def print_rows(result: Evaluation, names: Sequence[str]) -> None:
+def print_rows(result: Evaluation, names: Sequence[str], columns: Columns) -> None:
     """Every row's line per scorer, in input order (the rows of a run that printed none as it went)."""
-    for row in result.dataset:
+    ids = row_ids(result.dataset, columns)
+    for index, row in enumerate(result.dataset):
         for name in names:
-            print(row_line(row.get("run_id", ""), name, row[f"{name}_score"], row[f"{name}_error"],
+            print(row_line(ids[index], name, row[f"{name}_score"], row[f"{name}_error"],
                            row[f"{name}_error_kind"], row[f"{name}_reason"]))
 
 
-def row_printer(dataset: Any, write: Callable[[str], None]) -> OnResults:
+def row_ids(dataset: Any, columns: Columns) -> list[Any]:
+    """Each row's id as its line shows it: the --id-col column's, else a `run_id` column's, else a
+    data folder's file and row (`FOLDER_ROW`), else its row number (from 0, the id its resume key holds)."""
+    for column in (columns.run_id, "run_id", FOLDER_ROW):
+        if column and column in dataset.column_names:
+            return list(dataset[column])
+    return list(range(len(dataset)))
+
+
+def row_printer(dataset: Any, write: Callable[[str], None], columns: Columns) -> OnResults:
     """`evaluate`'s `on_results`: each result's line written as soon as its batch is scored (in
     input order within the batch; a run of several scorers prints one scorer's rows, then the next's)."""
-    run_ids = dataset["run_id"] if "run_id" in dataset.column_names else [""] * len(dataset)
+    run_ids = row_ids(dataset, columns)
 
     def on_results(name: str, pairs: Sequence[tuple[int, ScoreResult]]) -> None:
         for index, r in pairs:

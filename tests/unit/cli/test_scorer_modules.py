@@ -71,7 +71,7 @@ def test_score_runs_a_scorer_from_a_file(module: Path, data: Path, capsys: pytes
     assert main(["--quiet", "score", "--scorer-module", str(module), "--scorer", "conciseness",
                  "--data", str(data)]) == 0
     out = capsys.readouterr().out
-    assert out.splitlines()[:2] == ["[] conciseness: 1", "[] conciseness: 0"]
+    assert out.splitlines()[:2] == ["[0] conciseness: 1", "[1] conciseness: 0"]  # no run_id: the row number
     assert "| conciseness |" in out
 
 

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from localjudge import create_scorer, evaluate, not_scorable
+from localjudge.evaluation import Columns
 from localjudge.cli.score import print_rows
 from localjudge.cli.shared import markdown_table, summary_rows
 
@@ -23,6 +24,7 @@ def test_summary_and_rows_show_not_scorable_apart(capsys: pytest.CaptureFixture[
     (row,) = summary_rows(ev.summary)
     assert (row["scored"], row["unscored"], row["not_scorable"]) == (1, 1, 1)
     assert "| scored | unscored | not_scorable |" in markdown_table([row])
-    print_rows(ev, ["c"])
+    print_rows(ev, ["c"], Columns())
     out = capsys.readouterr().out
     assert "not scorable (preprocess step: not scorable: empty)" in out and out.count("unscored (") == 1
+    assert [line.split("]")[0] for line in out.splitlines()] == ["[0", "[1", "[2"]  # no run_id: the row number
