@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from localjudge import Scorer, create_scorer, not_scorable
-from localjudge.scorers import code_trajectory_accuracy_scorer
+from localjudge.scorers import checks, code_trajectory_accuracy_scorer
 from tests.differential.parity import Differs
 
 
@@ -46,6 +46,7 @@ def scorers(compat: str) -> dict[str, Scorer]:
             lambda run, results: float(len(run.input))),
         "saysPlease": create_scorer("says_please", compat=compat).generate_score(
             lambda run, results: 1 if "please" in run.output else 0),
+        "digits": checks.matches("\\d+", flags="g", compat=compat),
     }
 
 
@@ -161,4 +162,9 @@ RUN_EVALS_CASES = [
                  {"workflow": ["outLength", "saysPlease"], "steps": {"draft": ["outLength", "inLength"],
                                                                       "polish": ["saysPlease"]}},
                  ["saysPlease"], workflow=[("draft", "drafted"), ("polish", "please")]),
+    # checks.matches(/\d+/g) on five replies that each hold a number: Mastra's RegExp starts each test
+    # where the last match ended (3, then 5: past "9"; reset; 3: past "8 y"), so 1, 1, 0, 1, 0.
+    RunEvalsCase("global-regex", ["a 1", "b c 7", "9", "x 5", "8 y"],
+                 [{"input": f"q{i}"} for i in range(1, 6)], ["digits"], [],
+                 differs={"check-matches": Differs("matches-global-state", 0.6, 1.0)}),
 ]

@@ -74,6 +74,9 @@ TOXICITY_CASES = [
              Differs("toxicity-severity", mastra=0.6, local=0.4)),
     unscripted(toxicity("empty-output", [], Differs("empty-output-toxicity", mastra=1.0, local=0.0), output="",
                         local_calls=0)),
+    # Mastra's 1 is unscaled at any scale: compat="mastra" gives 1 at scale 5 too, not 5
+    unscripted(toxicity("empty-output-scale-5", [], Differs("empty-output-toxicity", mastra=1.0, local=0.0), output="",
+                        scale=5, local_calls=0)),
     unscripted(toxicity("no-assistant-message", [], Differs("no-assistant-message", mastra=1.0, local=REFUSED),
                         output=[])),
     toxicity("scale-0", ["high", "none"], Differs("scale-0", mastra=0.5, local=REFUSED), scale=0),

@@ -154,6 +154,13 @@ DIFFERENCES: dict[str, Difference] = {
         "one reading of a run for every scorer: the answer judged is the agent's last word, as the LLM scorers' "
         "getAssistantMessageFromRunOutput reads it",
         compat="Mastra's: each scorer's own joined text (tests/differential/cases_messages.py)"),
+    "matches-global-state": Difference(
+        "check_matches", "a /g (or /y) RegExp keeps its lastIndex from one output to the next: each test starts "
+        "where the last match ended, and a failed test resets it, so five matching outputs can score 1, 1, 0, 1, 0",
+        "each output tested afresh, from its start", "a Mastra bug, not a behaviour to copy: a score must not hang on "
+        "the outputs scored before it, or on their order",
+        compat="kept: the state is a bug, and it hangs on the order runs are scored in, which batches, resumes and "
+        "workers do not keep"),
     "completeness-elements": Difference(
         "completeness", "elements found by the npm NLP library compromise (its tagger, verbs rewritten in place)",
         "elements by a rule imitating it (words, contractions opened, verbs to their base form by lemminflect)",

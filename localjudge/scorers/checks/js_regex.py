@@ -1,4 +1,4 @@
-"""JavaScript regular expressions, translated to Python's `re` for `check_matches`.
+"""JavaScript regular expressions, translated for `check_matches` and run by the `regex` module.
 
 Mastra's `checks.matches(/.../flags)` takes a JavaScript `RegExp`. localjudge takes its source and
 flags as text (``pattern``, ``flags``: what ``new RegExp(pattern, flags)`` is given) and
@@ -8,18 +8,26 @@ translates them, so a pattern means what it meant in Mastra, or is refused with 
   classes; `\\s` is JavaScript's whitespace set, `.` excludes its four line terminators (all
   characters with the `s` flag), `$` matches only at the end (Python's also before a final
   newline), and with the `m` flag `^`/`$` match at any of the four line terminators.
+- A class holding `\\D`, `\\W` or `\\S` (the "any character" idioms `[\\s\\S]`, `[\\w\\W]`,
+  `[\\d\\D]`, or `[^\\S\\n]`) becomes the union (or, negated, the intersection) it means.
+- With the `u` flag, `\\p{...}` and `\\P{...}` are Unicode property escapes, spelled as JavaScript
+  spells them (a General_Category value, a binary property, ``Script=``/``sc=``,
+  ``Script_Extensions=``/``scx=``); without it `\\p` is the letter p, as in JavaScript.
 - `(?<name>...)` and `\\k<name>` become `(?P<name>...)` and `(?P=name)`; `[]` matches nothing
   and `[^]` anything; `{` that does not start a quantifier is a literal, as in JavaScript;
-  `\\cX`, `\\0`, `\\xhh`, `\\uhhhh` and, with `u`, `\\u{h...}` become the characters they name.
-- Flags: `i` (case-insensitive), `m`, `s`, `u`; `g` and `d` change nothing for one test, and
-  `y` (sticky) anchors the match at the start, as a fresh sticky `RegExp.test` does.
+  `\\cX`, `\\0`, `\\xhh`, `\\uhhhh` and, with `u`, `\\u{h...}` become the characters they
+  name; a look-behind of any length (``(?<=\\$\\s*)\\d+``) is kept: the `regex` module runs it.
+- Flags: `i` (case-insensitive), `m`, `s`, `u`; `g` and `d` change nothing for one test (a `/g`
+  pattern is tested afresh on each output: Mastra's keeps `lastIndex` between outputs, a bug
+  not copied), and `y` (sticky) anchors the match at the start, as a fresh sticky `RegExp.test`.
 
-Refused (a `ValueError` naming it): the `v` flag, `\\p{...}` property escapes, `\\D`, `\\W`,
-`\\S` inside a character class, unknown or repeated flags, and what Python's `re` cannot compile
-(a lookbehind of varying length, a group name with `$`). Not reproduced: without the `u` flag
-JavaScript matches UTF-16 code units, so `.` matches half an emoji there and a whole one here;
-and JavaScript's case-insensitive matching does not fold `ſ` or the Kelvin sign `K` into ASCII
-letters, Python's does.
+Refused (a `ValueError` naming the construct): the `v` flag, a property escape JavaScript does not
+know (or one the `regex` module does not), a `$` in a group name, unknown or repeated flags, and
+a pattern the `regex` module cannot compile. Not reproduced: without the `u` flag JavaScript
+matches UTF-16 code units, so `.` matches half an emoji there and a whole one here; JavaScript's
+case-insensitive matching does not fold `ſ` or the Kelvin sign `K` into ASCII letters, Python's
+does; and a property's characters are those of the `regex` module's Unicode version, which may be
+newer than the Node.js that ran Mastra.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import re
 
 import regex
 
+from localjudge.scorers.checks.js_properties import property_escape
 from localjudge.scorers.js_strings import JS_SPACE, JS_SPACE_CHARS
 from localjudge.scoring import UnscorableError
 
@@ -49,15 +58,14 @@ class JsRegex:
     """A translated JavaScript regular expression: `test(text)` is `RegExp.prototype.test` on a
     fresh `RegExp` (see the module docstring), given at most `timeout_s` seconds.
 
-    The pattern is checked by Python's `re` (what it refuses is refused) and run by the `regex`
-    module, which reads the same syntax, avoids some catastrophic backtracking (``^(a+)+$``) and
-    can stop a search that runs too long: `re` can be stopped by nothing, and ``^(a|a)+$`` on
-    40 characters would take days."""
+    The pattern is compiled and run by the `regex` module, which reads Python's syntax and more
+    (property escapes, look-behinds of any length), avoids some catastrophic backtracking
+    (``^(a+)+$``) and can stop a search that runs too long: `re` can be stopped by nothing, and
+    ``^(a|a)+$`` on 40 characters would take days."""
 
     def __init__(self, source: str, flags: str = "", *, timeout_s: float = DEFAULT_TIMEOUT_S) -> None:
         self.source, self.flags, self.timeout_s = source, flags, timeout_s
-        self.pattern = translate(source, flags)
-        self.bounded = bounded(self.pattern)
+        self.pattern = self.bounded = translate(source, flags)
         self.sticky = "y" in flags
 
     def test(self, text: str) -> bool:
@@ -102,8 +110,8 @@ def check_flags(flags: str) -> None:
         raise ValueError("the v flag (set notation) has no Python translation")
 
 
-def translate(source: str, flags: str = "") -> re.Pattern[str]:
-    """The Python pattern that matches what ``new RegExp(source, flags)`` matches."""
+def translate(source: str, flags: str = "") -> regex.Pattern[str]:
+    """The `regex` module's pattern that matches what ``new RegExp(source, flags)`` matches."""
     check_flags(flags)
     unicode, multiline, dot_all = "u" in flags, "m" in flags, "s" in flags
     out: list[str] = []
@@ -119,6 +127,9 @@ def translate(source: str, flags: str = "") -> re.Pattern[str]:
             out.append(text)
             continue
         if c == "(" and source.startswith("(?<", i) and not source.startswith(("(?<=", "(?<!"), i):
+            name = source[i + 3:source.find(">", i)] if ">" in source[i:] else ""
+            if "$" in name:
+                raise ValueError(f"the group name {name!r} (a $ in a group name) has no Python translation")
             out.append("(?P<")
             i += 3
             continue
@@ -136,9 +147,9 @@ def translate(source: str, flags: str = "") -> re.Pattern[str]:
             out.append(c)
         i += 1
     try:
-        return re.compile("".join(out), re.IGNORECASE if "i" in flags else 0)
-    except re.error as error:
-        raise ValueError(f"Python's re cannot take it: {error}") from None
+        return regex.compile("".join(out), regex.IGNORECASE if "i" in flags else 0)
+    except regex.error as error:
+        raise ValueError(f"the regex module cannot take it: {error}") from None
 
 
 def _escape(source: str, i: int, unicode: bool, in_class: bool) -> tuple[str, int]:
@@ -149,9 +160,7 @@ def _escape(source: str, i: int, unicode: bool, in_class: bool) -> tuple[str, in
     if c in CLASS_ESCAPES:
         body = CLASS_ESCAPES[c]
         return (body if in_class else (JS_SPACE if c == "s" else f"[{body}]")), i + 1
-    if c in "DWS":
-        if in_class:
-            raise ValueError(f"\\{c} inside a character class has no Python translation")
+    if c in "DWS":  # inside a class, _class makes the union it means
         return f"[^{CLASS_ESCAPES[c.lower()]}]", i + 1
     if c == "b":
         return ("\\x08" if in_class else BOUNDARY), i + 1
@@ -184,8 +193,8 @@ def _escape(source: str, i: int, unicode: bool, in_class: bool) -> tuple[str, in
             return f"\\U{int(digits, 16):08x}", end + 1
         if re.fullmatch(r"[0-9A-Fa-f]{4}", source[i + 1:i + 5]):
             return f"\\u{source[i + 1:i + 5]}", i + 5
-    if c in "pP":
-        raise ValueError(f"\\{c}{{...}} (Unicode property escapes) has no translation for Python's re")
+    if c in "pP" and unicode:
+        return property_escape(source, i + 1, negated=c == "P")
     if c.isascii() and c.isalnum():
         if unicode:
             raise ValueError(f"\\{c} is not a valid escape with the u flag")
@@ -194,15 +203,24 @@ def _escape(source: str, i: int, unicode: bool, in_class: bool) -> tuple[str, in
 
 
 def _class(source: str, i: int, unicode: bool) -> tuple[str, int]:
-    """The character class starting after its `[` at `source[i]`: its Python text, next index."""
+    """The character class starting after its `[` at `source[i]`: its Python text, next index.
+
+    `\\D`, `\\W` and `\\S` in a class are each another class beside it: ``[a\\S]`` is
+    ``(?:[a]|[^<space>])``, and negated, ``[^a\\S]`` is a character in none of them:
+    ``(?![a]|[^<space>])[\\s\\S]``."""
     negated = source.startswith("^", i)
     i += negated
     if source.startswith("]", i):  # JavaScript: [] matches nothing, [^] any character
         return ("[\\s\\S]" if negated else "(?!)"), i + 1
-    out = ["[^" if negated else "["]
+    out: list[str] = []
+    others: list[str] = []  # the classes \\D, \\W, \\S stand for
     while i < len(source) and source[i] != "]":
         c = source[i]
         if c == "\\":
+            if source[i + 1:i + 2] in ("D", "W", "S"):
+                others.append(_escape(source, i + 1, unicode, in_class=False)[0])
+                i += 2
+                continue
             text, i = _escape(source, i + 1, unicode, in_class=True)
             out.append(text)
             continue
@@ -210,7 +228,10 @@ def _class(source: str, i: int, unicode: bool) -> tuple[str, int]:
         i += 1
     if i >= len(source):
         raise ValueError("a character class without its closing ]")
-    return "".join(out) + "]", i + 1
+    if not others:
+        return ("[^" if negated else "[") + "".join(out) + "]", i + 1
+    members = "|".join(([f"[{''.join(out)}]"] if out else []) + others)
+    return (f"(?!{members})[\\s\\S]" if negated else f"(?:{members})"), i + 1
 
 
 __all__ = ["DEFAULT_TIMEOUT_S", "FLAGS", "JsRegex", "RegexTimeoutError", "bounded", "check_flags", "search",

@@ -4,9 +4,12 @@ wraps the source in ``^...$``, keeping the flags: with `m`, one whole line suffi
 
 The pattern is a JavaScript regular expression as Mastra takes it: `pattern` is its source and
 `flags` its flags, as ``new RegExp(pattern, flags)`` gets them (``pattern="\\\\d{1,3}°[FC]"``
-for ``/\\d{1,3}°[FC]/``). It is translated to Python's `re` so that it matches what it matched
-in Mastra, or refused at build with the reason (`localjudge.scorers.checks.js_regex`). A
-compiled Python `re.Pattern` is used as it is (no flags then).
+for ``/\\d{1,3}°[FC]/``). It is translated for the `regex` module so that it matches what it
+matched in Mastra (``[\\s\\S]``, ``\\p{Lu}`` with `u`, a look-behind of any length included),
+or refused at build in one line naming what has no translation
+(`localjudge.scorers.checks.js_regex`). A compiled Python `re.Pattern` is used as it is (no
+flags then). A ``/g`` pattern is tested afresh on each output (Mastra's keeps its `lastIndex`
+from one output to the next: a bug not copied, `matches-global-state`).
 
 Each test has a time limit (`timeout_s`, 2 s by default): a pattern that backtracks
 catastrophically on an output (``^(a|a)+$`` on 30 ``a``s and a ``!``) leaves that row unscored,

@@ -7,6 +7,7 @@
 // - refundJudge: @mastra/core 1.71.0 dist/docs/references/reference-evals-not-scorable.md,
 //   "Usage example".
 import { createScorer, notScorable } from "@mastra/core/evals";
+import { matches } from "@mastra/evals/scorers/prebuilt";
 import { extractToolCalls } from "@mastra/evals/scorers/utils";
 import { z } from "zod";
 
@@ -147,4 +148,6 @@ export const evalScorers = {
     .generateScore(({ run }) => String(run.input).length),
   saysPlease: createScorer({ id: 'says-please-scorer', description: 'Does the output say please?' })
     .generateScore(({ run }) => (String(run.output).includes('please') ? 1 : 0)),
+  // A /g RegExp, as a suite writes it: Mastra's check keeps its lastIndex from one output to the next.
+  digits: matches(/\d+/g),
 };

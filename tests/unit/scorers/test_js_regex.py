@@ -25,6 +25,21 @@ from localjudge.scorers.checks.js_regex import JsRegex
     ("\\u{1F600}", "u", "😀", True), ("\\u00e9", "", "é", True), ("\\x41", "", "A", True), ("\\/", "", "/", True),
     ("SUNNY", "i", "sunny", True), ("sunny", "y", "a sunny day", False), ("sunny", "g", "a sunny day", True),
     ("[a&&b]", "", "&", True), ("\\q", "", "q", True),  # an identity escape without the u flag
+    # The "any character" idioms and other classes holding \D, \W or \S: the union they mean
+    ("^\\s*\\{[\\s\\S]*\\}\\s*$", "", '{"answer": 42}\n', True), ("^[\\s\\S]$", "", "\u2028", True),
+    ("^[\\w\\W]$", "", "é", True), ("^[\\d\\D]+$", "", "a\n1", True), ("[\\d\\D]", "", "", False),
+    ("[a\\D]", "", "5", False), ("[5\\D]", "", "5", True), ("[^\\S\\n]", "", "\n", False),
+    ("[^\\S\\n]", "", "\u00a0", True), ("[^\\S]", "", "x", False), ("[^\\W\\d]", "", "7", False),
+    ("[^\\W\\d]", "", "é", False), ("[^\\W\\d]+", "", "ab_", True), ("[\\S]", "", " ", False),
+    # Unicode property escapes with u, as JavaScript spells them; without u, \p is the letter p
+    ("^\\p{Lu}", "u", "Émile", True), ("^\\p{Lu}", "u", "émile", False), ("^\\p{Lu}", "ui", "émile", True),
+    ("\\p{Lu}", "", "p{Lu}", True), ("\\p{Lu}", "", "A", False), ("\\P{L}", "u", "abc", False),
+    ("\\p{Script=Greek}", "u", "αβ", True), ("\\p{sc=Grek}", "u", "ab", False), ("[\\p{N}x]", "u", "٣", True),
+    ("\\p{punct}", "u", "$", False), ("\\p{gc=punct}", "u", "!", True), ("\\p{digit}", "u", "٣", True),
+    ("\\p{Emoji_Presentation}", "u", "😀", True), ("\\p{ASCII}", "u", "é", False),
+    # A look-behind of any length, as JavaScript (and the regex module) allow
+    ("(?<=\\$\\s*)\\d+", "", "cost: $  42", True), ("(?<=\\$\\s*)\\d+", "", "cost: 42", False),
+    ("(?<!\\w+-)end", "", "front-end", False), ("(?<!\\w+-)end", "", "the end", True),
 ])
 def test_matches_as_javascript(source: str, flags: str, text: str, expected: bool) -> None:
     assert JsRegex(source, flags).test(text) is expected
@@ -32,8 +47,11 @@ def test_matches_as_javascript(source: str, flags: str, text: str, expected: boo
 
 @pytest.mark.parametrize(("source", "flags", "message"), [
     ("a", "v", "the v flag"), ("a", "x", "invalid regular expression flags"),
-    ("\\p{Lu}", "u", "Unicode property escapes"), ("[\\S]", "", "inside a character class"),
-    ("(?<=a+)b", "", "Python's re cannot take it"), ("(?<n$>a)", "", "Python's re cannot take it"),
+    ("\\p{lu}", "u", "\\p{lu} is not a Unicode property JavaScript knows"),
+    ("\\p{Greek}", "u", "\\p{Greek} is not a Unicode property"), ("\\p{gc=Greek}", "u", "\\p{gc=Greek} is not"),
+    ("\\p{Lu", "u", "\\p without its {name}"), ("\\p{RGI_Emoji}", "u", "\\p{RGI_Emoji} is not"),
+    ("\\p{Script=Klingon}", "u", "\\p{Script=Klingon} has no translation: the regex module does not know"),
+    ("(?<n$>a)", "", "the group name 'n$' (a $ in a group name)"), ("(a", "", "the regex module cannot take it"),
     ("a\\", "", "lone backslash"), ("[abc", "", "closing ]"), ("\\q", "u", "not a valid escape"),
 ])
 def test_refused_with_the_reason(source: str, flags: str, message: str) -> None:
