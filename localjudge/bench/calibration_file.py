@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 from localjudge.bench.platt import platt
 from localjudge.evaluation import Evaluation
 from localjudge.scoring import Scorer
+from localjudge.user_files import load_json, read_user_file
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -99,12 +100,12 @@ def write_calibration(path: str | Path, maps: Sequence[CalibrationMap]) -> Path:
 def load_calibration(path: str | Path) -> CalibrationFile:
     """Read a calibration file; a missing, unreadable or malformed one is a one-line `ValueError`."""
     where = f"calibration file {str(path)!r}"
-    try:
-        text = Path(path).read_text(encoding="utf-8")
+    try:  # a regular file of at most SMALL_LIMIT bytes: a FIFO, /dev/zero or a folder is one line
+        text = read_user_file(path, "calibration file").decode("utf-8")
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"{where}: cannot read it ({type(error).__name__}: {error})") from None
     try:
-        data = json.loads(text)
+        data = load_json(text, where)
     except json.JSONDecodeError as error:
         raise ValueError(f"{where}: not JSON ({error})") from None
     return CalibrationFile(str(path), parse_calibration(data, where))

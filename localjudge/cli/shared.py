@@ -33,6 +33,7 @@ from localjudge.scorers import (
     scorer_options,
 )
 from localjudge.scoring import COMPATS, Scorer, check_scale
+from localjudge.user_files import UserFileError, load_json, read_user_file
 
 
 class CliError(Exception):
@@ -237,10 +238,13 @@ def option_value(text: str, where: str) -> Any:
 
     if text.startswith("@"):
         path = Path(text[1:])
-        try:
-            return json.loads(path.read_text(encoding="utf-8"), parse_constant=no_constants)
+        try:  # a regular file of at most SMALL_LIMIT bytes, JSON at most MAX_DEPTH deep (localjudge.user_files)
+            return load_json(read_user_file(path, "the option file").decode("utf-8"), f"{str(path)!r}",
+                             parse_constant=no_constants)
         except OSError as error:
             raise CliError(f"{where}: cannot read {str(path)!r}: {error.strerror or error}") from None
+        except UserFileError as error:
+            raise CliError(f"{where}: {error}") from None
         except ValueError as error:
             raise CliError(f"{where}: {str(path)!r} is not valid JSON: {error}") from None
     try:

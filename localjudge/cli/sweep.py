@@ -70,6 +70,7 @@ from localjudge.engines import OPTIONS, EngineOptionError, JudgeSpec, engine_nee
 from localjudge.evaluation import Columns, ResultStore, evaluate, read_table, write_table
 from localjudge.scorers import build_scorer, load_scorer_modules
 from localjudge.scoring import check_compat
+from localjudge.user_files import MAX_DEPTH, UserFileError, check_depth, load_yaml, read_user_file
 
 OWN_MODEL_KEYS = ("name", "path", "engine", "threads", "calibration")  # the rest are its engine's options
 MODEL_KEYS = set(OWN_MODEL_KEYS) | set().union(*OPTIONS.values())
@@ -83,7 +84,12 @@ def load_config(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.exists():
         raise FileNotFoundError(f"sweep config {str(path)!r} does not exist")
-    if p.suffix.lower() == ".toml":
+    suffix = p.suffix.lower()
+    if suffix not in (".toml", ".yaml", ".yml"):
+        raise ValueError(f"sweep config must be .yaml, .yml or .toml, got {p.name}")
+    # a regular file of at most SMALL_LIMIT bytes, nested at most MAX_DEPTH deep (localjudge.user_files)
+    text = read_user_file(p, "sweep config").decode("utf-8")
+    if suffix == ".toml":
         try:
             import tomllib  # Python 3.11+
         except ImportError:
@@ -93,13 +99,12 @@ def load_config(path: str | Path) -> dict[str, Any]:
                 raise ValueError(
                     f"{p.name}: reading TOML needs Python 3.11+ or `pip install tomli`; or write the config as YAML"
                 ) from None
-        config = tomllib.loads(p.read_text(encoding="utf-8"))
-    elif p.suffix.lower() in (".yaml", ".yml"):
-        import yaml
-
-        config = yaml.safe_load(p.read_text(encoding="utf-8"))
+        try:
+            config = check_depth(tomllib.loads(text), str(p))
+        except RecursionError:
+            raise UserFileError(f"{p}: nested deeper than {MAX_DEPTH} levels: not read") from None
     else:
-        raise ValueError(f"sweep config must be .yaml, .yml or .toml, got {p.name}")
+        config = load_yaml(text, str(p))
     if not isinstance(config, dict):
         raise ValueError(f"{p}: the config must be a mapping")
     for key in ("models", "scorers", "datasets"):

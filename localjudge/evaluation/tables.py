@@ -11,15 +11,19 @@ file can pass for a JSON cell (see `dataset_from_rows`).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import math
 import os
 import secrets
-from collections.abc import Mapping, Sequence
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from localjudge.text_safety import safe_text, safe_value
+from localjudge.user_files import DATA_LIMIT, check_user_file, load_json, open_user_file
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -84,15 +88,21 @@ def _read_folder(folder: Path) -> Dataset:
 
 
 def _read_file(p: Path) -> Dataset:
+    """One data file, under the rule for files a user names (`localjudge.user_files`: a regular
+    file of at most `DATA_LIMIT` bytes, JSON nested at most `MAX_DEPTH` deep), else one line."""
     from datasets import Dataset
 
     suffix = p.suffix.lower()
+    if suffix not in READ_SUFFIXES:
+        raise ValueError(f"unsupported data file {p.name}: use one of {', '.join(READ_SUFFIXES)} or a dataset folder")
+    check_user_file(p, "data file", limit=DATA_LIMIT)
     try:
         if suffix == ".jsonl":
             return _from_rows(_jsonl_rows(p), p)
         if suffix == ".json":
             try:
-                rows = json.loads(p.read_text(encoding="utf-8-sig"))
+                with _text(p) as handle:
+                    rows = load_json(handle.read(), str(p))
             except json.JSONDecodeError as error:
                 raise ValueError(f"{p}:{error.lineno}:{error.colno}: not valid JSON ({error.msg})") from None
             if not isinstance(rows, list):
@@ -113,16 +123,22 @@ def _read_file(p: Path) -> Dataset:
         if b"huggingface" not in (table.schema.metadata or {}):  # not written by `datasets`: not ours
             table = _safe_text_columns(table)
         return Dataset(InMemoryTable(table))
-    raise ValueError(f"unsupported data file {p.name}: use one of {', '.join(READ_SUFFIXES)} or a dataset folder")
+    raise AssertionError(suffix)
+
+
+def _text(path: Path, newline: str | None = None) -> io.TextIOWrapper:
+    """A data file opened as UTF-8 text under the user-file rule (-sig: a BOM dropped, as Excel writes)."""
+    return io.TextIOWrapper(open_user_file(path, "data file", limit=DATA_LIMIT), encoding="utf-8-sig",
+                            newline=newline)
 
 
 def _jsonl_rows(path: Path) -> list[Any]:
     rows = []
-    with path.open(encoding="utf-8-sig") as handle:  # -sig: drop a BOM, as for CSV
+    with _text(path) as handle:
         for number, line in enumerate(handle, 1):
             if line.strip():
                 try:
-                    rows.append(json.loads(line))
+                    rows.append(load_json(line, f"{path}:{number}"))
                 except json.JSONDecodeError as error:
                     raise ValueError(f"{path}:{number}: not valid JSON ({error.msg})") from None
     return rows
@@ -156,10 +172,12 @@ def _safe_text_columns(table: pa.Table) -> pa.Table:
 
 
 def _read_csv(path: Path) -> Dataset:
-    """Every CSV cell as text ("42" stays a string answer); only an empty cell is missing."""
+    """Every CSV cell as text ("42" stays a string answer); only an empty cell is missing. A cell
+    may be as long as the file (a 200 KB context): `csv`'s 128 KiB field limit is raised to the
+    file's size while it is read, then put back."""
     from datasets import Dataset, Features, Value
 
-    with path.open(newline="", encoding="utf-8-sig") as handle:  # -sig: drop a BOM (Excel)
+    with _text(path, newline="") as handle, _field_limit(os.fstat(handle.fileno()).st_size):
         reader = csv.reader(handle)
         header = next(reader, [])
         if not header:
@@ -179,6 +197,17 @@ def _read_csv(path: Path) -> Dataset:
                 columns[name].append(safe_text(cell) if cell != "" else None)
     features = Features({name: Value("string") for name in header})
     return Dataset.from_dict(columns, features=features)
+
+
+@contextmanager
+def _field_limit(size: int) -> Iterator[None]:
+    """`csv`'s field size limit (process-wide) at least `size` within the block, then as it was."""
+    before = csv.field_size_limit()
+    csv.field_size_limit(max(before, min(size + 1, sys.maxsize)))
+    try:
+        yield
+    finally:
+        csv.field_size_limit(before)
 
 
 def _from_rows(rows: list[Any], path: Path) -> Dataset:
