@@ -15,11 +15,13 @@
   scripts/setup_ray.sh): the same file as without Ray, actors killed, runs interrupted and resumed.
 - tests/server/ (`server`): the server engine against a real vLLM server that the tier starts
   from .venv-vllm (`localjudge score --engine server`, a server killed mid-run, resume).
+- tests/serve/ (`serve`): `localjudge serve` on the default model, started by the tier, with real
+  clients (Mastra's own scorers under Node, the `openai` client), a client gone mid-stream, SIGTERM.
 - tests/llama_server/ (`llama`): the server engine's `llama-cpp` dialect against a real llama.cpp
   `llama-server` (built into .llama-server by scripts/setup_llama_server.sh), started by the tier.
 
 `pytest tests/unit` (or `pytest -m "not slow and not vllm and not server and not differential and not storage and
-not ray and not llama"`)
+not ray and not llama and not serve"`)
 runs the unit tier alone;
 scripts/check.sh runs each tier as its own step. A marker written on a test still counts (a
 `vllm` test in tests/unit runs in the vLLM tier too).
@@ -43,7 +45,8 @@ DEFAULT_MODEL = ROOT / "models" / "smollm2-135m-instruct"
 EXAMPLES = ROOT / "examples"
 # The folder of a test -> the marker it gets: `-m "not slow"` keeps the unit tier (and vLLM's).
 FOLDER_MARKERS = {"engines": "slow", "model": "slow", "families": "slow", "vllm": "vllm", "server": "server",
-                  "differential": "differential", "storage": "storage", "ray": "ray", "llama_server": "llama"}
+                  "differential": "differential", "storage": "storage", "ray": "ray", "llama_server": "llama",
+                  "serve": "serve"}
 
 os.environ.setdefault("TORCHDYNAMO_DISABLE", "1")  # no kernel compile warm-up in tests
 

@@ -1,0 +1,66 @@
+"""The serve tier: `localjudge serve` on the default model, started by the tier, with real clients
+— Mastra's own scorers under Node (the differential tier's pinned @mastra/evals 1.10.2 and
+@mastra/core 1.71.0), the `openai` Python client — and a client that leaves mid-stream, a
+SIGTERM while answers are in flight. Needs tests/differential/node (scripts/setup_node.sh) for
+the Mastra tests; without it they are skipped with a note (an error with -m serve)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.server_process import ServerProcess
+
+ROOT = Path(__file__).resolve().parents[2]
+MODEL = ROOT / "models" / "smollm2-135m-instruct"
+HARNESS = ROOT / "tests" / "differential" / "node"
+NODE = HARNESS / "node_modules" / ".bin" / "node"
+SCRIPTS = ROOT / "tests" / "serve" / "node_scripts"
+EXAMPLE = ROOT / "examples" / "example.jsonl"
+SERVED = "judge"
+
+
+class ServeProcess(ServerProcess):
+    """`localjudge serve` on the default model, in its own process group."""
+
+    def __init__(self, log_path: Path, *flags: str) -> None:
+        super().__init__("localjudge serve", log_path, poll=0.5)
+        self.line = [sys.executable, "-m", "localjudge.cli", "serve", "--model", str(MODEL), "--port", str(self.port),
+                     "--served-model-name", SERVED, "--threads", "2", *flags]
+
+
+@pytest.fixture(scope="session")
+def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
+    """One server for the tier's client tests (loaded once: ~10 s)."""
+    server = ServeProcess(tmp_path_factory.mktemp("serve") / "serve.log")
+    server.start()
+    try:
+        server.wait_ready(timeout=300)
+        yield server
+    finally:
+        server.stop()
+
+
+def example_rows(n: int) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()[:n]]
+
+
+def mastra(request: pytest.FixtureRequest, url: str, rows: list[dict[str, Any]], scorers: list[str]) -> list[Any]:
+    """Run tests/serve/node_scripts/mastra_judge.mjs: every (row, scorer) job at once, its results."""
+    if not NODE.exists():
+        markexpr = request.config.getoption("markexpr", "") or ""
+        why = "no tests/differential/node (scripts/setup_node.sh sets it up)"
+        if "serve" in markexpr and "not serve" not in markexpr:
+            pytest.fail(why)
+        pytest.skip(why)
+    spec = {"url": url, "model": SERVED, "rows": rows, "scorers": scorers}
+    done = subprocess.run([str(NODE), str(SCRIPTS / "mastra_judge.mjs")], input=json.dumps(spec), capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return list(json.loads(done.stdout))
