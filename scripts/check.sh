@@ -23,6 +23,10 @@
 #             agreement with the transformers engine printed). scripts/setup_llama_server.sh builds it
 #             (~10+ min on 2 cores), which --setup does not run (CI's budget: docs/servers.md); without
 #             it, skipped with a note (an error if asked for)
+#   serve     tests/serve: `localjudge serve` on the default model, started by the tier, with real clients:
+#             Mastra's own scorers under Node (tests/differential/node, scripts/setup_node.sh), the
+#             openai client; a client gone mid-stream, SIGTERM. Without the Node folder, skipped with
+#             a note (an error if asked for)
 #   storage   tests/storage: a Mastra app's stored runs (a LibSQL file, a PostgreSQL server the tier
 #             starts) scored and read back through Mastra's storage API, where scripts/setup_node.sh
 #             and scripts/setup_postgres.sh set it up; without them, skipped with a note (an error if
@@ -49,7 +53,7 @@ if [ "${1:-}" = "--setup" ]; then
     shift
 fi
 
-TIERS=(unit differential engines model families ray vllm server llama storage)
+TIERS=(unit differential engines model families ray vllm server llama storage serve)
 # A run of several tiers runs them on two workers side by side, single-threaded (OMP_NUM_THREADS=1;
 # vLLM binds its own): on 2 cores the vLLM compile and the 135M model's decoding are each mostly
 # one core's work (docs/development.md "CI time by tier"). Each worker takes the first tier of
@@ -57,12 +61,12 @@ TIERS=(unit differential engines model families ray vllm server llama storage)
 # the vLLM tier, which hands it its scores, has ended): the longest first, so that the two end
 # near together. CHECK_SERIAL=1: one tier after another, output streamed, as a single tier always
 # runs.
-ORDER=(model vllm families ray unit server llama engines storage differential)
+ORDER=(model vllm families ray serve unit server llama engines storage differential)
 # The set-ups (scripts/setup_tests.sh) each tier needs before it can start
 declare -A NEEDS=(
     [unit]="setup" [differential]="setup setup_node" [engines]="setup setup_fixtures" [model]="setup"
     [families]="setup setup_fixtures" [vllm]="setup setup_vllm" [server]="setup setup_vllm" [llama]="setup"
-    [storage]="setup setup_node setup_postgres" [ray]="setup setup_ray"
+    [storage]="setup setup_node setup_postgres" [ray]="setup setup_ray" [serve]="setup setup_node"
 )
 chosen=()
 while [ "$#" -gt 0 ] && [[ "$1" != -* ]]; do
@@ -170,6 +174,11 @@ tier() {  # tier NAME: run one tier, once its set-ups are done
             run_if_set_up storage tests/differential/node/node_modules/.bin/node \
                 "no tests/differential/node (scripts/setup_node.sh sets it up)" \
                 .venv/bin/python -m pytest tests/storage -m storage "${pytest_opts[@]}" ${extra[@]+"${extra[@]}"}
+            ;;
+        serve)  # -m serve: inside the tier a missing Node folder fails instead of skipping
+            run_if_set_up serve tests/differential/node/node_modules/.bin/node \
+                "no tests/differential/node (scripts/setup_node.sh sets it up)" \
+                .venv/bin/python -m pytest tests/serve -m serve "${pytest_opts[@]}" ${extra[@]+"${extra[@]}"}
             ;;
         differential)  # -m differential: inside the tier a missing Node folder fails instead of skipping
             run_if_set_up differential tests/differential/node/node_modules/.bin/node \
