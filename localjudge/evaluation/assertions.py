@@ -37,10 +37,12 @@ class ThresholdResult:
 
 @dataclass(frozen=True)
 class GateResult:
-    """One gate's mean over the items (a failed run counts 0) and whether it reached the maximum."""
+    """One gate's mean over the items (a failed run counts 0) and whether it reached the maximum;
+    `failed` counts its runs that failed (target or scorer): with any, no pass rate passes it."""
 
     score: float
     passed: bool
+    failed: int = 0
 
 
 @dataclass(frozen=True)
@@ -100,10 +102,12 @@ def gate_results(gates: Sequence[Scorer], runs: Mapping[str, Sequence[ScoreResul
     scorable has no evidence either way and is left out, as in Mastra."""
     found = {}
     for gate in gates:
-        counted = [s for s in map(gate_score, runs.get(gate.id, ())) if s is not None]
+        results = runs.get(gate.id, ())
+        counted = [s for s in map(gate_score, results) if s is not None]
         if counted:
             score = sum(counted) / len(counted)
-            found[gate.id] = GateResult(score, score >= gate.scale)
+            failed = sum(r.failed for r in results)
+            found[gate.id] = GateResult(score, score >= gate.scale and not failed, failed)
     return found
 
 

@@ -3,7 +3,9 @@
 Mastra's ``expectEvals(config).toPass(minPassRate = 1)`` (`packages/evals/src/vitest/expect-evals.ts`)
 runs ``runEvals(config)`` and fails unless every gate's pass rate (its mean over the items: a gate
 scores 1 or 0 per item) is at least `minPassRate`, and every scorer threshold passes (thresholds
-compare the mean score and are not relaxed by the rate), per turn too. The error lists each
+compare the mean score and are not relaxed by the rate), per turn too. As `run_evals`' verdict,
+a gate with a failed item (its target or the gate raised) never passes, whatever the rate:
+Mastra's `runEvals` aborts the whole run on such an item. The error lists each
 miss, one line each, in Mastra's words; it carries the result. This is the same over
 `localjudge.run_evals`, for any test runner (the pytest plugin re-exports it).
 """
@@ -46,7 +48,10 @@ def _js_json(value: Any) -> str:
 def _misses(gates: Mapping[str, GateResult] | None, thresholds: Mapping[str, ThresholdResult] | None,
             rate: float, where: str) -> list[str]:
     lines = [f"  ✗ {where}gate {gate_id}: pass rate {format_rate(gate.score)} < required {format_rate(rate)}"
-             for gate_id, gate in (gates or {}).items() if gate.score < rate]
+             if gate.score < rate else
+             f"  ✗ {where}gate {gate_id}: {gate.failed} item(s) failed (the target or the gate raised); a failed "
+             "item never passes, whatever the rate"
+             for gate_id, gate in (gates or {}).items() if gate.score < rate or gate.failed]
     lines += [f"  ✗ {where}threshold {scorer_id}: average score "
               f"{'null' if t.score is None else js_number(t.score)} (threshold: {_js_json(t.threshold)})"
               for scorer_id, t in (thresholds or {}).items() if not t.passed]

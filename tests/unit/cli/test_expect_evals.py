@@ -80,3 +80,26 @@ def test_the_error_is_an_assertion_error_so_pytest_reports_a_failure() -> None:
                                         (0.8, "80%")])
 def test_rates_print_as_mastras_format_rate(rate: float, text: str) -> None:
     assert format_rate(rate) == text
+
+
+def test_a_failed_item_fails_the_gate_whatever_the_rate() -> None:
+    """Issue 57 N2: 2 of 10 targets raising passed `to_pass(0.8)` (the gate's rate 80%) while
+    `run_evals` called the same run failed: a failed item never passes."""
+    items = [{"input": f"x {i}"} for i in range(10)]
+
+    def flaky(question: str) -> str:
+        if question in ("x 3", "x 7"):
+            raise RuntimeError("the agent crashed")
+        return question
+
+    with pytest.raises(EvalPassRateError) as failed:
+        expect_evals(items, [], flaky, gates=[HAS_X]).to_pass(0.8)
+    assert str(failed.value).splitlines() == [
+        "Eval did not pass (required pass rate: 80%).",
+        "  ✗ gate has-x-scorer: 2 item(s) failed (the target or the gate raised); a failed item never passes, "
+        "whatever the rate",
+    ]
+    assert failed.value.result.verdict == "failed"
+    with pytest.raises(EvalPassRateError, match="1 item"):
+        expect_evals(items[:4], [], flaky, gates=[HAS_X]).to_pass(0.0)
+    assert expect_evals(items[:3], [], flaky, gates=[HAS_X]).to_pass(0.8).verdict == "passed"

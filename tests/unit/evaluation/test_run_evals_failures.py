@@ -50,7 +50,7 @@ def test_one_failed_item_is_enough_as_mastra_aborts_on_it() -> None:
     assert result.threshold_results == {"perfect-scorer": ThresholdResult(1.0, {"min": 0.5}, False, failed=1)}
     assert result.verdict == "scored"
     gated = run_evals(ITEMS, [], one_broken, gates=[PERFECT])
-    assert gated.gate_results == {"perfect-scorer": GateResult(0.9, False)} and gated.verdict == "failed"
+    assert gated.gate_results == {"perfect-scorer": GateResult(0.9, False, failed=1)} and gated.verdict == "failed"
 
 
 def test_failed_runs_beside_not_scorable_ones_still_fail_the_threshold() -> None:
@@ -79,7 +79,7 @@ def test_a_turns_items_failure_reaches_its_turns_gates_and_thresholds(broken: st
     result = run_evals(items, [], agent)
     first, second = result.turn_results or []
     if broken == "target":  # the whole item failed: every turn's gates and scorers too
-        assert first.gate_results == {"perfect-scorer": GateResult(0.1, False)} and result.verdict == "failed"
+        assert first.gate_results == {"perfect-scorer": GateResult(0.1, False, failed=9)} and result.verdict == "failed"
         assert result.items[1].turn_results[0]["perfect-scorer"].error_kind == "target_failed"
     else:
         assert first.gate_results == {"perfect-scorer": GateResult(1.0, True)} and result.verdict == "scored"

@@ -40,7 +40,7 @@ def test_a_gate_below_its_maximum_fails_the_run_before_thresholds() -> None:
 
 def test_a_failed_gate_run_counts_zero_and_a_gate_only_run_is_allowed() -> None:
     result = run_evals([{"input": "x"}], [], echo, gates=[BROKEN])
-    assert result.gate_results == {"broken-scorer": GateResult(0.0, False)} and result.verdict == "failed"
+    assert result.gate_results == {"broken-scorer": GateResult(0.0, False, failed=1)} and result.verdict == "failed"
     assert result.items[0].gate_results["broken-scorer"].failed
 
 
