@@ -25,7 +25,8 @@ def add_ray_flags(parser: argparse.ArgumentParser) -> None:
                             "\"ray://head:10001\"), or without one the cluster Ray finds (RAY_ADDRESS, one started "
                             "on this machine) or a new local one; every node needs the model at the same path")
     group.add_argument("--judges", type=int, default=None, metavar="N",
-                       help="with --ray: actors, each loading one judge (default: 1)")
+                       help="with --ray: actors, each loading one judge (default: 1; at most one per batch of "
+                            "rows: more are capped, saying so)")
     group.add_argument("--gpus-per-judge", type=float, default=None, metavar="G",
                        help="with --ray: GPUs each judge's actor holds (default: 0, CPU; with vLLM's "
                             "--tensor-parallel-size N, give N)")
@@ -63,7 +64,11 @@ def score_on_ray(args: argparse.Namespace, names: list[str], options: ScorerOpti
     store = ResultStore(f"{args.out}.progress") if args.out and not args.no_resume else None
     modules = load_modules(getattr(args, "scorer_module", None) or [])  # loaded already: as each actor loads them
     specs = [ScorerSpec(name, args.scale, args.mode, options.get(name, {}), args.compat, modules) for name in names]
-    judges = args.judges or 1
+    judges = min(args.judges or 1, batch_count(len(dataset), args.batch_size))
+    if args.judges is not None and judges < args.judges:
+        print(f"--judges {args.judges}: {len(dataset)} row(s) make {judges} batch(es) of --batch-size "
+              f"{args.batch_size}, one per actor, so {judges} actor(s); a smaller --batch-size gives more actors work",
+              file=sys.stderr)
     print(f"judge: {judge.model} ({judge.engine}) in {judges} Ray actor(s)" if judge
           else "judge: none (every scorer is model-free)", file=sys.stderr)
     bars = Bars(len(dataset), not args.quiet)
@@ -75,6 +80,11 @@ def score_on_ray(args: argparse.Namespace, names: list[str], options: ScorerOpti
         raise CliError(str(error)) from None
     finally:
         bars.close()
+
+
+def batch_count(rows: int, batch_size: int) -> int:
+    """How many judge batches `rows` rows make (`plan_batches`' count), each one Ray item."""
+    return max(1, -(-rows // batch_size))
 
 
 # --- sweeps: `ray:` in the config ------------------------------------------------------------

@@ -99,7 +99,7 @@ def evaluate_on_ray(
         address: The Ray cluster (``"auto"``, ``"ray://head:10001"``); None: the one Ray finds
             (``RAY_ADDRESS``, a cluster started on this machine) or a new local one. When Ray is
             already initialised in this process, that cluster is used and left running.
-        judges: Actors, one judge each.
+        judges: Actors, one judge each; at most one per batch (more would load judges for nothing).
         gpus_per_judge: GPUs each actor holds (0: CPU; 2 with ``tensor_parallel_size=2`` on vLLM).
         cpus_per_judge: CPUs each actor holds.
         batch_size: Rows per judge call (one Ray item, one actor call).
@@ -127,6 +127,9 @@ def evaluate_on_ray(
                          f"max_retries at least 0; got {judges}, {gpus_per_judge}, {cpus_per_judge}, {max_retries}")
     if isinstance(judge, JudgeSpec):
         judge.check()  # a bad model path: one line, before any actor starts
+    if judges > len(batches):  # an actor without a batch would load a model for nothing
+        log.info("%d judges asked for, %d batch(es) of rows: %d actor(s)", judges, len(batches), len(batches))
+        judges = len(batches)
     done = store.load() if store is not None else {}
     collector = Collector(names, [run.get("run_id") for run in runs], store, done)
     with ray_session(address) as ray:

@@ -88,3 +88,55 @@ def test_a_sweep_on_ray_checks_every_model_path_before_ray(tmp_path: Path, capsy
     assert main(["sweep", str(path)]) == 2
     err = capsys.readouterr().err
     assert "does not exist" in err and err.count("\n") == 1 and "ray" not in sys.modules
+
+
+@pytest.mark.parametrize(("flags", "actors", "note"), [
+    (["--judges", "2", "--batch-size", "8"], 1, "--judges 2: 8 row(s) make 1 batch(es) of --batch-size 8, one per "
+                                                "actor, so 1 actor(s)"),
+    (["--judges", "2", "--batch-size", "4"], 2, None),  # docs/ray.md's example: a batch for each actor
+    (["--judges", "3", "--batch-size", "3"], 3, None),
+    (["--batch-size", "8"], 1, None),
+])
+def test_judges_are_capped_to_the_batches_saying_so(capsys, monkeypatch: pytest.MonkeyPatch, flags: list[str],
+                                                    actors: int, note: str | None) -> None:
+    """More actors than batches would load judges that get no rows (Ray Data warns mid-bars): the
+    CLI asks for one per batch and says so."""
+    from localjudge.cli import cluster
+    from localjudge.cluster import ClusterError
+
+    asked: list[int] = []
+
+    def recording(*args: object, judges: int, **kwargs: object) -> None:
+        asked.append(judges)
+        raise ClusterError("stopped by the test")
+
+    monkeypatch.setattr(cluster, "evaluate_on_ray", recording)
+    assert main(["--quiet", "score", "--ray", "--scorer", "textual_difference", "--data", EXAMPLE, *flags]) == 2
+    err = capsys.readouterr().err
+    assert asked == [actors]
+    assert (note in err) if note else ("--judges" not in err)
+
+
+def test_evaluate_on_ray_starts_no_more_actors_than_batches(monkeypatch: pytest.MonkeyPatch) -> None:
+    import contextlib
+    import types
+
+    from localjudge.cluster import ScorerSpec, evaluate_on_ray, runner
+
+    class Stop(Exception):
+        pass
+
+    asked: list[int] = []
+
+    def recording(*args: object, judges: int, **kwargs: object) -> None:
+        asked.append(judges)
+        raise Stop
+
+    fake = types.SimpleNamespace(exceptions=types.SimpleNamespace(RayError=type("RayError", (Exception,), {})))
+    monkeypatch.setattr(runner, "ray_session", lambda address=None: contextlib.nullcontext(fake))
+    monkeypatch.setattr(runner, "_run", recording)
+    rows = [{"output": f"row {i}"} for i in range(5)]
+    for batch_size, judges, expected in [(8, 4, 1), (2, 4, 3), (1, 4, 4), (1, 2, 2)]:
+        with pytest.raises(Stop):
+            evaluate_on_ray(rows, [ScorerSpec("textual_difference")], None, judges=judges, batch_size=batch_size)
+        assert asked.pop() == expected
