@@ -66,7 +66,7 @@ ORDER=(model vllm families ray serve unit server llama engines storage different
 declare -A NEEDS=(
     [unit]="setup" [differential]="setup setup_node" [engines]="setup setup_fixtures" [model]="setup"
     [families]="setup setup_fixtures" [vllm]="setup setup_vllm" [server]="setup setup_vllm" [llama]="setup"
-    [storage]="setup setup_node setup_postgres" [ray]="setup setup_ray" [serve]="setup setup_node"
+    [storage]="setup setup_node setup_postgres" [ray]="setup setup_ray" [serve]="setup setup_node setup_deepeval"
 )
 chosen=()
 while [ "$#" -gt 0 ] && [[ "$1" != -* ]]; do
