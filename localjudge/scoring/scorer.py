@@ -68,7 +68,8 @@ class Scorer:
         preprocess_step, analyze_step: Optional steps, run in that order.
         score_step: ``(run, results) -> number``, or a judge step whose answer holds ``score``
             (Mastra's prompt object); `score_returns` says how the number is read.
-        score_returns: ``"fraction"`` (the default): the number is a fraction in [0, 1] and the
+        score_returns: ``"fraction"`` (the default; `create_scorer`'s under ``compat="mastra"`` is
+            ``"score"``): the number is a fraction in [0, 1] and the
             score is fraction x scale; ``"score"`` (Mastra's contract): the number is the score
             itself, any finite number (87.5 and -1 too). Either way rounded to two decimals, but
             under ``compat="mastra"`` as the scorer's `MastraNumbers` say (a custom scorer's: as
@@ -276,7 +277,7 @@ def create_scorer(
     prob_score: Callable[[Results, Mapping[str, Any]], float | None] | None = None,
     positive: str = "positive",
     higher_is_better: bool | None = None,
-    score_returns: ScoreReturns = "fraction",
+    score_returns: ScoreReturns | None = None,
     prepare_run: Callable[[Mapping[str, Any]], Any] | None = None,
     compat: str = "localjudge",
     mastra_numbers: MastraNumbers = AS_RETURNED,
@@ -302,7 +303,10 @@ def create_scorer(
             step's verdicts (see `Scorer.prob_score_fn`).
         positive, higher_is_better: What a high score means, and its direction (see `Scorer`).
         score_returns: How `generate_score`'s number is read: ``"fraction"`` (in [0, 1], times
-            `scale`: the default) or ``"score"`` (the score itself, any finite number: Mastra's).
+            `scale`) or ``"score"`` (the score itself, any finite number: Mastra's contract). By
+            default ``"fraction"``, but ``"score"`` under ``compat="mastra"`` where the scorer's
+            `mastra_numbers` are createScorer's own (`AS_RETURNED`): a Mastra scorer ported as
+            written (``generateScore(() => 4)``) scores 4. A built-in factory declares its own.
         prepare_run: Rewrites each run before anything reads it (Mastra's ``prepareRun``).
         compat: ``"localjudge"`` (the default) or ``"mastra"``: score as Mastra 1.10.2 does, by
             `mastra_numbers` (part of the scorer's key).
@@ -314,8 +318,15 @@ def create_scorer(
                   scale=scale, id=id, needs_context=needs_context, requires=tuple(requires), context=context,
                   get_context=get_context,
                   fallback_context=fallback_context, shortcut=shortcut or _no_shortcut, prob_score_fn=prob_score,
-                  positive=positive, higher_is_better=higher_is_better, score_returns=score_returns,
+                  positive=positive, higher_is_better=higher_is_better,
+                  score_returns=score_returns or _default_returns(compat, mastra_numbers),
                   prepare_run=prepare_run, compat=Compat(check_compat(compat), mastra_numbers))
+
+
+def _default_returns(compat: str, numbers: MastraNumbers) -> ScoreReturns:
+    """`create_scorer`'s `score_returns` when none is given: Mastra's score contract (the number
+    is the score, as returned) under ``compat="mastra"`` for createScorer's own numbers."""
+    return "score" if compat == "mastra" and numbers == AS_RETURNED else "fraction"
 
 
 __all__ = ["JudgeStep", "Scorer", "UnscorableError", "create_scorer", "round_half_up"]

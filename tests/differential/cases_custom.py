@@ -78,6 +78,11 @@ def _constant(value: float) -> Callable[[Judge, str], Scorer]:
     return port
 
 
+def _literal(judge: Judge, compat: str) -> Scorer:
+    """``createScorer(...).generateScore(() => 4)`` ported as written: no `score_returns`."""
+    return create_scorer("rating", compat=compat).generate_score(lambda run, results: 4)
+
+
 def _raw(name: str, custom: str, value: float, expect: float | Differs) -> CustomCase:
     return CustomCase(f"raw-score/{name}", custom, _constant(value), _recipe("Any recipe."), [], {}, expect)
 
@@ -97,4 +102,6 @@ CUSTOM_CASES = [
     _raw("minus-one", "minusOne", -1, -1.0),
     _raw("nan", "notANumber", float("nan"), Differs("non-finite-score", "NaN", UNSCORED)),
     _raw("infinity", "infinity", float("inf"), Differs("non-finite-score", "Infinity", UNSCORED)),
+    CustomCase("raw-score/rating-ported-literally", "rating", _literal, _recipe("Any recipe."), [], {},
+               Differs("score-contract", 4, UNSCORED)),
 ]

@@ -161,6 +161,14 @@ DIFFERENCES: dict[str, Difference] = {
         "the outputs scored before it, or on their order",
         compat="kept: the state is a bug, and it hangs on the order runs are scored in, which batches, resumes and "
         "workers do not keep"),
+    "score-contract": Difference(
+        "custom scorers", "generateScore's number is the score: any finite number, kept as returned "
+        "(generateScore(() => 4), a 1-5 rating, scores 4)",
+        "create_scorer reads a fraction in [0, 1] (times scale) unless score_returns='score'; a number outside it "
+        "leaves the row unscored, saying why",
+        "one scale for every scorer, built-in or not: thresholds, gates, calibration and benchmarks read a score "
+        "in [0, scale]",
+        compat="Mastra's: the number is the score (score_returns defaults to 'score')"),
     "completeness-elements": Difference(
         "completeness", "elements found by the npm NLP library compromise (its tagger, verbs rewritten in place)",
         "elements by a rule imitating it (words, contractions opened, verbs to their base form by lemminflect)",

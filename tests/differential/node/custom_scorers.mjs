@@ -115,6 +115,7 @@ export const eightySevenAndAHalf = constant('eighty-seven-and-a-half', 87.5);
 export const minusOne = constant('minus-one', -1);
 export const notANumber = constant('not-a-number', NaN);
 export const infinity = constant('infinity', Infinity);
+export const rating = constant('rating', 4); // a 1-5 rating, ported literally (no score_returns)
 
 // Function scorers for the runEvals cases (tests/differential/test_run_evals_parity.py); their
 // Python twins are in tests/differential/cases_run_evals.py. Each reads the reply as Mastra's

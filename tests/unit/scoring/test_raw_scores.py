@@ -17,6 +17,7 @@ import pytest
 
 from localjudge import FakeJudge, JudgeStep, ResultStore, Scorer, create_scorer, evaluate, run_evals
 from localjudge.judge import Generation
+from localjudge.scorers import build_scorer
 from localjudge.scoring import Strict
 
 
@@ -54,6 +55,24 @@ def test_a_fraction_is_still_a_fraction() -> None:
     assert fraction.run(RUN).score == 7.0
     too_big = create_scorer("f").generate_score(lambda run, results: 87.5).run(RUN)
     assert too_big.failed and "not a fraction in [0, 1]" in (too_big.error or "")
+
+
+def test_a_port_as_written_keeps_mastras_contract_under_compat() -> None:
+    """Issue 60: ``createScorer(...).generateScore(() => 4)`` (a 1-5 rating) ported with only
+    ``compat="mastra"`` scores 4, as Mastra; the default still reads a fraction, and an explicit
+    `score_returns` wins under either setting. A built-in scorer (its own `MastraNumbers`) keeps
+    reading a fraction under compat."""
+    def rating(**given: Any) -> Scorer:
+        return create_scorer("rating", **given).generate_score(lambda run, results: 4)
+
+    assert rating(compat="mastra").score_returns == "score" and rating(compat="mastra").run(RUN).score == 4
+    assert rating(compat="mastra", scale=5).run(RUN).score == 4  # the number itself: the scale does not touch it
+    assert rating().score_returns == "fraction" and "not a fraction in [0, 1]" in (rating().run(RUN).error or "")
+    refused = rating(compat="mastra", score_returns="fraction").run(RUN)
+    assert refused.failed and "not a fraction in [0, 1]" in (refused.error or "")
+    assert rating(score_returns="score").run(RUN).score == 4.0
+    assert build_scorer("toxicity", FakeJudge({}), compat="mastra").score_returns == "fraction"
+    assert build_scorer("check_includes", None, options={"expected": "a"}, compat="mastra").score_returns == "fraction"
 
 
 class Verdict(Strict):
