@@ -17,6 +17,7 @@ transformers engine's masked softmax as it decodes, vLLM's and a server's top lo
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -88,15 +89,27 @@ def label_deferred(quote: str, chosen: str) -> bool:
     return quote == '"' and chosen == '"'
 
 
+DISTRIBUTION_SLACK = 1e-3  # 20 logprobs rounded by a server may total a little over 1
+
+
+def not_a_distribution(candidates: Sequence[tuple[str, float]]) -> bool:
+    """Whether a position's candidates (text, probability) are no share of one distribution: a
+    probability outside [0, 1] (NaN, infinite, a server's logprob of +5 read as 148), or
+    probabilities totalling more than 1 (beyond `DISTRIBUTION_SLACK`, a float's rounding)."""
+    return any(not 0.0 <= p <= 1.0 for _, p in candidates) or \
+        math.fsum(p for _, p in candidates) > 1.0 + DISTRIBUTION_SLACK
+
+
 def label_mass(candidates: Iterable[tuple[str, float]], labels: tuple[str, ...], quote: str) -> dict[str, float] | None:
     """Probability of each label: the probability of the allowed tokens (text, probability)
     that begin it, renormalised over the labels. None when no candidate starts a label, or when
-    a candidate's probability is not a number in [0, 1] (NaN, infinite, a server's logprob of
-    +5 read as 148): a broken number is never renormalised into a reading."""
+    the candidates are no share of one distribution (`not_a_distribution`: a number outside [0, 1],
+    or candidates totalling 3): a broken number is never renormalised into a reading."""
+    candidates = list(candidates)
+    if not_a_distribution(candidates):
+        return None
     mass = dict.fromkeys(labels, 0.0)
     for piece, p in candidates:
-        if not 0.0 <= p <= 1.0:
-            return None
         if not piece.startswith(quote) or not (piece := piece[len(quote):]):
             continue
         for label in labels:
@@ -115,7 +128,8 @@ class LabelReader:
     At each position, before its token is chosen: `read` its candidates (used at a label choice
     only); then `feed` the text the chosen token adds. `readings` holds one reading per
     label choice, in order; `broken` says whether a candidate at a choice held a probability
-    that is none (outside [0, 1], NaN: such a choice gives no reading, see `label_mass`).
+    that is none (outside [0, 1], NaN) or candidates that total more than 1: such a choice gives no
+    reading, see `label_mass`.
 
     Args:
         fields: The answer's label fields (`literal_fields`): JSON key -> its labels.
@@ -141,7 +155,7 @@ class LabelReader:
         if not choices:
             return
         candidates = list(candidates)
-        if any(not 0.0 <= p <= 1.0 for _, p in candidates):
+        if not_a_distribution(candidates):
             self.broken = True
         for labels, quote in choices:
             probs = label_mass(candidates, labels, quote)

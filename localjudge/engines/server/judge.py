@@ -255,9 +255,9 @@ class ServerJudge(chat_template.TemplatePrompts):
             probs = ()
             with self._lock:
                 if not self._warned_logprobs:
-                    log.warning("the server at %s gave logprobs that are not log-probabilities (positive, or not "
-                                "numbers): those rows' label probabilities are left out (prob_score None)",
-                                client.host)
+                    log.warning("the server at %s gave logprobs that are not log-probabilities (positive, not "
+                                "numbers, or candidates totalling more than 1): those rows' label probabilities are "
+                                "left out (prob_score None)", client.host)
                 self._warned_logprobs = True
         return Generation(answer.text, finished=answer.finish_reason != "length", new_tokens=answer.new_tokens,
                           label_probs=probs), False

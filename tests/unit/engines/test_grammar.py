@@ -36,6 +36,20 @@ def test_a_probability_that_is_no_probability_makes_the_choice_unreadable(bad: f
     assert label_mass(candidates, ("supported", "unsupported"), "") is None
 
 
+@pytest.mark.parametrize("candidates", [
+    [("supported", 1.0), ("unsupported", 1.0), ("un", 1.0)],  # a hostile server's: total 3 (read as 0.67)
+    [("supported", 0.6), ("unsupported", 0.5)],  # total 1.1
+])
+def test_candidates_that_are_no_distribution_are_never_renormalised(candidates: list[tuple[str, float]]) -> None:
+    """Issue 57 N8: probabilities totalling 3 were renormalised into a reading (prob_score 0.6667)."""
+    assert label_mass(candidates, ("supported", "unsupported"), "") is None
+    reader = read_labels([('{"verdict":"', []), ("unsupported", candidates), ('"}', [])], VERDICT)
+    assert reader.broken and reader.readings == []
+    rounded = [("supported", 0.7004), ("unsupported", 0.3)]  # a server's rounding: still read
+    read = label_mass(rounded, ("supported", "unsupported"), "")
+    assert read == pytest.approx({"supported": 0.7, "unsupported": 0.3}, abs=1e-3)
+
+
 # --- the one label reader (`LabelReader`, `read_labels`): every engine reads labels through it ---
 
 VERDICT = {"verdict": ("supported", "unsupported")}

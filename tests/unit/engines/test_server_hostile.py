@@ -204,6 +204,18 @@ def test_a_logprob_that_is_no_log_probability_leaves_prob_score_absent(server: F
     assert judge.generate(*rows("a"), max_new_tokens=16)[0].label_probs == ({"yes": 0.75, "no": 0.25},)
 
 
+def test_label_probabilities_totalling_more_than_one_give_no_reading(server: FakeServer,
+                                                                    caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 57 N8: candidates of total 3 (each a logprob of 0) were renormalised into a reading."""
+    server.kind = "openai"
+    judge = judge_on(server)
+    server.answer = label_reply(0.0, 0.0)  # "yes" and "no" each probability 1
+    with caplog.at_level(logging.WARNING):
+        out = judge.generate(*rows("a"), max_new_tokens=16)
+    assert out[0].text == ANSWER and out[0].error is None and out[0].label_probs == ()
+    assert "totalling more than 1" in caplog.text
+
+
 def test_the_grammar_probe_with_a_bad_logprob_measures_nothing(server: FakeServer,
                                                                caplog: pytest.LogCaptureFixture) -> None:
     logprobs = {"tokens": ["{"], "top_logprobs": [{"{": 1000.0, "\n": 0.0}], "token_logprobs": [0.0]}
