@@ -33,6 +33,7 @@ from localjudge.serve.constraints import RequestError, constraint
 from localjudge.serve.replies import Reply, error_body
 from localjudge.serve.requests import ChatRequest, Limits, chat_prompt
 from localjudge.serve.schema_bounds import Caps
+from localjudge.serve.scoring import ScoreBatcher, ScorerBuildError, ScoreRequest, Scorers
 
 log = logging.getLogger(__name__)
 
@@ -117,14 +118,17 @@ def create_app(judge: Judge, *, served_name: str, api_key: str | None = None, li
     batcher = Batcher(judge, max_rows=limits.max_rows, window=limits.window, max_queue=limits.max_queue)
     answerer = Answerer(batcher, counter, window, max_tokens=min(limits.max_tokens, window),
                         text_tokens=limits.text_tokens)
+    scorers = Scorers(judge)
+    scoring = ScoreBatcher(batcher.on_judge, window=limits.window)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        task = asyncio.create_task(batcher.run())
+        tasks = [asyncio.create_task(batcher.run()), asyncio.create_task(scoring.run())]
         if on_start is not None:
             on_start()
         yield
-        task.cancel()
+        for task in tasks:
+            task.cancel()
         batcher.close()
 
     app = FastAPI(title="localjudge serve", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
@@ -152,8 +156,8 @@ def create_app(judge: Judge, *, served_name: str, api_key: str | None = None, li
                            "max_tokens": answerer.max_tokens, "text_tokens": limits.text_tokens,
                            "default_max_items": caps.items, "default_max_length": caps.string}}]}
 
-    @app.post("/v1/chat/completions")
-    async def chat(request: Request) -> Any:
+    async def read(request: Request, model: type[Any]) -> Any:
+        """The body as `model`, or the OpenAI error reply that refuses it."""
         try:
             raw = json.loads(await request.body())
         except BodyTooLarge:
@@ -163,11 +167,35 @@ def create_app(judge: Judge, *, served_name: str, api_key: str | None = None, li
         if not isinstance(raw, dict):
             return _fail(400, "the body must be a JSON object", param="body")
         try:
-            body = ChatRequest.model_validate(raw)
+            return model.model_validate(raw)
         except ValidationError as error:
             first = error.errors()[0]
             where = ".".join(str(part) for part in first["loc"]) or "body"
             return _fail(400, f"{where}: {first['msg']}", param=where)
+
+    @app.post("/v1/score")
+    async def score(request: Request) -> Any:
+        body = await read(request, ScoreRequest)
+        if isinstance(body, JSONResponse):
+            return body
+        try:
+            scorer = scorers.get(body)
+        except ScorerBuildError as error:
+            return _fail(400, str(error), param=error.param)
+        if batcher.waiting >= limits.max_queue:
+            return _busy()
+        try:
+            results = await scoring.score(scorer, body.runs)
+        except Exception as error:  # noqa: BLE001 - the schedule failed as a whole: one line
+            return _judge_failed(error)
+        return {"object": "localjudge.score", "scorer": body.scorer, "judge": judge.identity,
+                "results": [result.to_dict() for result in results]}
+
+    @app.post("/v1/chat/completions")
+    async def chat(request: Request) -> Any:
+        body = await read(request, ChatRequest)
+        if isinstance(body, JSONResponse):
+            return body
         if len(body.messages) > limits.max_messages:
             return _fail(400, f"{len(body.messages)} messages: the server takes at most {limits.max_messages}",
                          param="messages")

@@ -21,16 +21,17 @@ import functools
 import hashlib
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
 from localjudge.judge import ChatPrompt, Generation, Judge
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class QueueFull(RuntimeError):
@@ -150,6 +151,11 @@ class Batcher:
                         job.future.set_exception(answer)
                     else:
                         job.future.set_result(answer)
+
+    async def on_judge(self, function: Callable[..., T], *args: Any) -> T:
+        """`function(*args)` on the judge's worker, between judge calls (`/v1/score`'s schedule)."""
+        self.calls += 1
+        return await asyncio.get_running_loop().run_in_executor(self._worker, function, *args)
 
     def close(self) -> None:
         self._worker.shutdown(wait=True, cancel_futures=True)

@@ -44,7 +44,7 @@ RULES: dict[str, set[str]] = {
     "mastra_store": LOW | {"samples", "scoring", "evaluation"},  # DB drivers only inside its connection's functions
     "bench": LOW | {"samples", "scoring", "scorers", "evaluation"},
     "cluster": LOW | {"samples", "scoring", "scorers", "engines", "evaluation"},  # ray: inside runner's functions
-    "serve": LOW,  # the judge behind OpenAI's API: FastAPI only inside create_app
+    "serve": LOW | {"samples", "scoring", "scorers", "evaluation"},  # OpenAI's API and /v1/score: FastAPI in create_app
     "cli": LOW | {"samples", "scoring", "scorers", "engines", "engines.transformers", "engines.vllm", "engines.server",
                   "evaluation", "live", "view", "bench", "mastra_store", "cluster", "serve"},
     "facade": LOW | {"samples", "scoring", "scorers", "engines.transformers", "evaluation", "live", "bench"},
