@@ -4,7 +4,8 @@
 `CLAIMS_STEP` below), analyze gives one verdict per claim against the context (exactly as many
 as there are claims, by the grammar), the score is the share of claims with the counted label,
 and the reason step sees the texts and the verdicts. Each scorer's file gives its labels,
-prompt, example, and what an empty output or no claims scores.
+prompt, example, and what an empty output or no claims scores. A long output is asked in parts,
+its claims and their verdicts alike (`localjudge.scorers.claim_parts`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,16 @@ from pydantic import BaseModel, Field, create_model
 
 from localjudge.judge import Judge
 from localjudge.samples import Sample
+from localjudge.scorers.claim_parts import (
+    MAX_CLAIM_PARTS,
+    MAX_CLAIMS,
+    WORDS_PER_CLAIM,
+    claim_cap,
+    part_text,
+    split_claims,
+    split_output,
+    total_cap,
+)
 from localjudge.scorers.verdicts import mean_label_prob, reason_step, verdict_lines
 from localjudge.scoring import (
     AS_RETURNED,
@@ -35,6 +46,7 @@ from localjudge.scoring import (
     create_scorer,
     exactly,
     numbered,
+    part_of,
 )
 
 
@@ -44,20 +56,10 @@ class Claims(Strict):
     claims: Annotated[list[StatementText], Field(max_length=MAX_CLAIMS)]
 
 
-WORDS_PER_CLAIM = 4  # the claim cap: one claim per this many words of the output...
-MIN_CLAIMS, MAX_CLAIMS = 2, 16  # ...within these bounds
-
-
-def claim_cap(output: str) -> int:
-    """How many claims the output may yield: one per `WORDS_PER_CLAIM` words, within
-    [`MIN_CLAIMS`, `MAX_CLAIMS`], so a short answer cannot grow claims it does not make and a
-    long one is not cut at a fixed count."""
-    return max(MIN_CLAIMS, min(MAX_CLAIMS, -(-len(output.split()) // WORDS_PER_CLAIM)))
-
-
 def claims_schema(sample: Sample, results: Results) -> type[BaseModel]:
-    """The claims schema for this output: at most `claim_cap(output)` claims, by the grammar."""
-    return _capped(claim_cap(sample.output))
+    """The claims schema for this output (this part of it): at most `claim_cap(text)` claims,
+    by the grammar."""
+    return _capped(claim_cap(part_text(sample.output, results)))
 
 
 @functools.cache
@@ -88,7 +90,7 @@ def claims_prompt(question: str, text: str) -> str:
 
 
 def render_claims(sample: Sample, results: Results) -> str:
-    return claims_prompt(sample.input, sample.output)
+    return claims_prompt(sample.input, part_text(sample.output, results))
 
 
 CLAIMS_EXAMPLE = (
@@ -102,9 +104,9 @@ CLAIMS_EXAMPLE = (
 
 
 def dedupe_claims(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
-    """Drop repeated claims (same words, ignoring case and spacing): a repeat adds nothing.
-    When the judge wrote as many claims as the cap allows, the result says so (``claim_cap``):
-    the output may make more claims than were checked."""
+    """Drop repeated claims (same words, ignoring case and spacing; across parts too): a repeat
+    adds nothing. When the judge wrote as many claims as the caps allow (every part's), the
+    result says so (``claim_cap``): the output may make more claims than were checked."""
     seen: set[str] = set()
     claims = []
     for claim in parsed["claims"]:
@@ -112,7 +114,7 @@ def dedupe_claims(sample: Sample, results: Results, parsed: dict[str, Any]) -> d
         if key not in seen:
             seen.add(key)
             claims.append(claim)
-    cap = claim_cap(sample.output)
+    cap = total_cap(sample.output)
     return {"claims": claims, "claim_cap": cap} if len(parsed["claims"]) >= cap else {"claims": claims}
 
 
@@ -138,7 +140,8 @@ def claims_by_rule(sample: Sample, results: Results) -> dict[str, Any] | None:
 
 CLAIMS_STEP = JudgeStep(
     instructions=CLAIMS_SYSTEM, prompt=render_claims, schema=claims_schema, examples=(CLAIMS_EXAMPLE,),
-    finish=dedupe_claims, by_rule=claims_by_rule,
+    finish=dedupe_claims, by_rule=claims_by_rule, split=lambda sample, results: split_output(sample.output),
+    max_parts=MAX_CLAIM_PARTS,
 )
 
 
@@ -157,8 +160,15 @@ def claim_check_prompt(context: str, claims: list[str], question: str = "") -> s
     )
 
 
+def part_claims(results: Results) -> list[str]:
+    """The claims this part of the verdict step asks about (all of them, when asked whole)."""
+    claims = claims_of(results)
+    start, end = part_of(results, len(claims))
+    return claims[start:end]
+
+
 def render_claim_check(sample: Sample, results: Results) -> str:
-    return claim_check_prompt("\n".join(sample.context or ()), claims_of(results), sample.input)
+    return claim_check_prompt("\n".join(sample.context or ()), part_claims(results), sample.input)
 
 
 def attach_claims(key: str, labels: Mapping[str, str] | None = None) -> Any:
@@ -243,7 +253,7 @@ def claim_verdict_scorer(
     judge_counted = in_words.get(counted, counted)
 
     def schema(run: Sample, results: Results) -> type[BaseModel]:
-        return exactly(verdict, len(claims_of(results)), verdicts)
+        return exactly(verdict, len(part_claims(results)), verdicts)
 
     def shortcut(run: Sample, results: Results) -> Shortcut | None:
         if not run.output.strip():
@@ -276,7 +286,8 @@ def claim_verdict_scorer(
     example_results["score"] = round(score(example_run, example_results) * scale, 2)
 
     analyze = JudgeStep(instructions=instructions, prompt=render_claim_check, schema=schema,
-                        examples=(example.analyze_turn(),), finish=attach_claims(subject, labels))
+                        examples=(example.analyze_turn(),), finish=attach_claims(subject, labels),
+                        split=lambda run, results: split_claims(claims_of(results)), max_parts=MAX_CLAIM_PARTS)
     return (
         create_scorer(name, judge=judge, version=version, scale=scale, needs_context=needs_context, context=context,
                       get_context=get_context, fallback_context=fallback_context, shortcut=shortcut,

@@ -234,6 +234,7 @@ CHECK_CASES = [
     check("check_tool_order", "not-in-order", 0, ["format", "format"], expected_order=["format", "format"]),
     check("check_max_tool_calls", "within", 1, 3, max_calls=3),
     check("check_max_tool_calls", "over", 0, 2, max_calls=2),
+    check("check_max_tool_calls", "one-under", 1, 4, max_calls=4),  # 3 calls: at 3, over 2, under 4
     check("check_used_no_tools", "used", 0),
     check("check_used_no_tools", "none", 1, run=texts("Hi", "Hello.")),
     check("check_no_tool_errors", "errors", 0),

@@ -73,7 +73,8 @@ DIFFERENCES: dict[str, Difference] = {
         compat="Mastra's: judged against an empty context"),
     "claim-cap": Difference(
         "hallucination, faithfulness", "the judge lists as many claims as it likes",
-        "at most one claim per 4 words of output (2 to 16), by the grammar",
+        "at most one claim per 4 words of output (at least 2), by the grammar; a long output asked in parts of "
+        "64 words (16 claims each), every part's claims judged",
         "a small judge pads short answers with claims they do not make",
         compat="kept: the cap is the grammar the judge writes under; a judge's claims without it cannot be "
                "reproduced from its claims with it"),
