@@ -154,10 +154,18 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
     directions = {name: shared.higher_is_better(name, args.scale, args.mode, options.get(name), args.compat)
                   for name in names}
     print(markdown_table(summary_rows(summary, directions)))
-    for note in shared.summary_notes(args.model, judged_by_model):
+    for note in shared.summary_notes(judge_model(args), judged_by_model):
         print(note, file=sys.stderr)
-    print(f"({time.perf_counter() - start:.1f} s)", file=sys.stderr)
+    print(f"scored and written back in {time.perf_counter() - start:.1f} s (the model's load not counted)",
+          file=sys.stderr)
     return 0
+
+
+def judge_model(args: argparse.Namespace) -> str | None:
+    """The model the run judged with, as the summary's notes name it: --model's folder, or on the
+    server engine the served model's tokenizer folder or name (so the default model served by a
+    server gets the same word as in process)."""
+    return args.model or getattr(args, "tokenizer", None) or getattr(args, "served_model", None)
 
 
 def no_context_hint(unscored: Sequence[Judged]) -> str | None:

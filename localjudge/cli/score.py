@@ -20,7 +20,7 @@ from localjudge.cli.calibration import (
     check_calibration_versions,
 )
 from localjudge.cli.cluster import add_ray_flags, check_ray_flags, score_on_ray
-from localjudge.cli.mastra import add_mastra_flags, run_mastra_score
+from localjudge.cli.mastra import add_mastra_flags, judge_model, run_mastra_score
 from localjudge.cli.outputs import check_output_file, hold_run
 from localjudge.cli.progress import Bars
 from localjudge.cli.shared import (
@@ -144,7 +144,7 @@ def report(args: argparse.Namespace, result: Evaluation, names: Sequence[str],
     directions = {name: shared.higher_is_better(name, args.scale, args.mode, (options or {}).get(name), args.compat)
                   for name in names}
     print(markdown_table(summary_rows(result.summary, directions)))
-    for note in shared.summary_notes(args.model, judged):
+    for note in shared.summary_notes(judge_model(args), judged):
         print(note, file=sys.stderr)
     hint = resume_hint(result, args.out if not args.no_resume else None)
     if hint:

@@ -2,11 +2,13 @@
 tells a reader to: its three commands word for word, each output held to what the page shows.
 
 The commands run in a scratch folder laid out as the repository (examples/mastra's files, `models`
-and `.venv` linked), so the example's store is written there. The page's one set-up command
-(`npm install --prefix examples/mastra`) is not run: examples/mastra/node_modules is the harness's
-(tests/differential/node, installed from its lockfile), whose versions the example's package.json
-must pin (checked here). This is the tier's one pass on the default model: each score the judge
-wrote is read back through Mastra's API with localjudge's score, reason and judge.
+and `.venv` linked), so the example's store is written there. The page's set-up block is checked,
+not run: its `scripts/setup_node.sh` is the tier's own set-up, its `export PATH=...` is the PATH
+the commands run with here (the pinned Node.js 22: checked), and for its `npm install --prefix
+examples/mastra` examples/mastra/node_modules is the harness's (tests/differential/node, installed
+from its lockfile), whose versions the example's package.json must pin (checked here). This is
+the tier's one pass on the default model: each score the judge wrote is read back through
+Mastra's API with localjudge's score, reason and judge.
 """
 
 from __future__ import annotations
@@ -28,7 +30,10 @@ from tests.storage.conftest import HARNESS, ROOT
 DOC = ROOT / "docs" / "mastra-storage.md"
 EXAMPLE = ROOT / "examples" / "mastra"
 SECTION = "## Try it: three commands"
-SET_UP = "npm install --prefix examples/mastra"
+NODE_BIN = "tests/differential/node/node_modules/node/bin"  # setup_node.sh's pinned Node.js, as the page exports it
+SET_UP = ("bash scripts/setup_node.sh\n"
+          f'export PATH="$PWD/{NODE_BIN}:$PATH"\n'
+          "npm install --prefix examples/mastra")
 JUDGED = ("localjudge:hallucination",)  # the example's scorers that a model answers: their reasons vary
 UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 SCORE_LINE = re.compile(r'^(localjudge:\S+)  (\S+)  "(.*)"  \(run (\S+)\)$')
@@ -57,8 +62,9 @@ def walkthrough() -> tuple[list[str], list[tuple[str, str]]]:
 
 def masked(line: str) -> str:
     """A line with what differs between runs and machines masked: run ids, the model's hash, the
-    judge's numbers in the summary and its scores."""
+    judge's numbers in the summary and its scores, the run's time."""
     line = UUID.sub("<id>", line)
+    line = re.sub(r"^scored and written back in \d+\.\d s ", "scored and written back in <n> s ", line)
     line = re.sub(r"@[0-9a-f]{12}:", "@<hash>:", line)
     if line.startswith("| ") and not line.startswith("| scorer "):
         cells = line.strip("|").split("|")
@@ -108,7 +114,10 @@ def test_the_documented_commands_run_as_shown(storage_ready: None, tmp_path: Pat
     (folder / "node_modules").symlink_to(HARNESS / "node_modules")  # the set-up's stand-in
     (tmp_path / "models").symlink_to(ROOT / "models")
     (tmp_path / ".venv").symlink_to(Path(sys.prefix))  # .venv/bin/localjudge: the Python running this tier
-    env = {**os.environ, "PATH": f"{HARNESS / 'node_modules' / '.bin'}{os.pathsep}{os.environ['PATH']}"}
+    node_bin = ROOT / NODE_BIN  # the page's `export PATH=...`
+    version = subprocess.run([str(node_bin / "node"), "--version"], capture_output=True, text=True, check=True)
+    assert version.stdout.startswith("v22."), version.stdout  # Mastra asks for >= 22.13
+    env = {**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ['PATH']}"}
 
     def run(command: str) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, capture_output=True, text=True,

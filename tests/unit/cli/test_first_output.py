@@ -86,3 +86,17 @@ def test_rows_lost_to_a_judge_failure_say_how_to_resume(capsys: pytest.CaptureFi
     assert "run with --out FILE to keep what was scored" in err
     _, err = run(capsys, monkeypatch, "my-model", "toxicity")
     assert "rerun" not in err  # nothing failed: no hint
+
+
+@pytest.mark.parametrize("flags", [
+    ["--tokenizer", DEFAULT_MODEL],  # docs/servers.md's command
+    ["--model", DEFAULT_MODEL],  # the tokenizer folder given as --model
+    ["--served-model", "smollm2-135m-instruct"],  # no tokenizer: the name the server serves it as
+])
+def test_the_default_model_through_a_server_gets_the_same_word(capsys: pytest.CaptureFixture[str],
+                                                               monkeypatch: pytest.MonkeyPatch,
+                                                               flags: list[str]) -> None:
+    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: make_fake_judge())
+    assert main(["--quiet", "score", "--engine", "server", "--base-url", "http://127.0.0.1:9/v1", *flags,
+                 "--scorer", "toxicity", "--data", str(EXAMPLE)]) == 0
+    assert "the default model (SmolLM2-135M) proves the plumbing" in capsys.readouterr().err

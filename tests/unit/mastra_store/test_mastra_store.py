@@ -5,6 +5,7 @@ and PostgreSQL are the storage tier's (tests/storage)."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import sys
 import threading
@@ -155,7 +156,9 @@ def test_scores_are_written_once_in_mastras_shape(monkeypatch: pytest.MonkeyPatc
         ("localjudge:hallucination", "t1", "a1", "weather", "AGENT", "LIVE")
     assert row["reason"] == "bad reason" and row["metadata"]["localjudge"]["judge"] == "fake-judge"
     assert row["metadata"]["localjudge"]["promptVersion"] and row["createdAt"].endswith("Z")
-    assert "2 unscored, not written" in capsys.readouterr().err
+    err = capsys.readouterr().err.splitlines()
+    assert any("2 unscored, not written" in line for line in err)
+    assert re.fullmatch(r"scored and written back in \d+\.\d s \(the model's load not counted\)", err[-1])
     assert score(monkeypatch, url, "--scorer", "hallucination") == 0
     assert score_rows(url) == rows  # the same judge never writes a run twice
     assert score(monkeypatch, url, "--scorer", "hallucination", identity="another-judge") == 0
