@@ -46,6 +46,7 @@ from localjudge.bench import (
     select_benchmarks,
     summary_table,
 )
+from localjudge.bench.modes import rank_modes
 from localjudge.cli import shared
 from localjudge.cli.outputs import check_output_dir, check_output_file, hold_run
 from localjudge.cli.shared import (
@@ -123,6 +124,8 @@ def run_bench_command(args: argparse.Namespace, judge: Judge | None = None) -> i
     print(f"wrote {report.files['report.md']} (and report.json, plots) in {args.out_dir}", file=sys.stderr)
     for line in fitted_lines(report):
         print(line, file=sys.stderr)
+    for ranking in filter(None, map(rank_modes, report.results)):  # --mode ensemble: what these labels say
+        print(f"modes on {ranking.line()}", file=sys.stderr)
     return 0
 
 
