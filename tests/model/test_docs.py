@@ -1,5 +1,6 @@
-"""The docs' `<!-- needs-model -->` Python blocks on the default model (the unit tier runs them on
-the fake judge: tests/unit/test_docs.py, which also holds the page parsing used here)."""
+"""The docs' `<!-- needs-model -->` Python blocks, and the commands run on their `<!-- file: NAME -->`
+blocks, on the default model (the unit tier runs them on the fake judge: tests/unit/test_docs.py,
+which also holds the page parsing used here)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import make_fake_judge
-from tests.unit.test_docs import PAGES_WITH_MODEL_EXAMPLES, rel, run_page
+from tests.unit.test_docs import PAGES_WITH_FILES, PAGES_WITH_MODEL_EXAMPLES, rel, run_file_blocks, run_page
 
 
 @pytest.mark.parametrize("page", PAGES_WITH_MODEL_EXAMPLES, ids=rel)
@@ -17,3 +18,13 @@ def test_needs_model_examples_run_on_the_default_model(page: Path, model_dir: Pa
     (tmp_path / "models").symlink_to(model_dir.parent, target_is_directory=True)
     monkeypatch.chdir(tmp_path)
     run_page(page, make_fake_judge(), model_blocks=True, other_blocks=False)
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_FILES, ids=rel)
+def test_file_blocks_run_on_the_default_model(page: Path, model_dir: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """The page's command, word for word, on the file it asks the reader to save: exit 0, no traceback."""
+    problems = run_file_blocks(page.read_text(encoding="utf-8"), page, tmp_path, monkeypatch, capsys,
+                               real_model=True)
+    assert not problems, "\n".join(problems)
