@@ -50,7 +50,7 @@ from localjudge.scoring import (
 VERSION = "tool-call-accuracy-v1"
 DIRECT_VERSION = "tool-call-accuracy-direct-v1"
 MAX_CALLS = 20  # tool calls per prompt: more are asked in parts of at most 20, in the same judge call
-MAX_TOOLS = 30  # available tools per scorer
+LISTED_MISSING = 30  # missing tool names at most, chosen from the available tools (any number of them)
 MAX_MISSING = 5  # missing tool names, when no tool list bounds them
 NAME_CHARS = 64  # a tool name
 SHOWN_CHARS = 300  # a call's arguments (and a step's result) as shown, at most
@@ -78,7 +78,7 @@ def verdicts_schema(calls: int, tools: tuple[str, ...] | None) -> type[BaseModel
     """`ToolCallVerdicts` with exactly `calls` evaluations and, when the tools are known, missing
     tools chosen from `tools` (the available tools not called; none left: an empty list)."""
     name: Any = Literal[tools] if tools else ToolName
-    most = MAX_MISSING if tools is None else len(tools)
+    most = MAX_MISSING if tools is None else min(len(tools), LISTED_MISSING)
     evaluations: Any = Annotated[list[ToolCallVerdict], Field(min_length=calls, max_length=calls)]
     missing: Any = Annotated[list[name], Field(max_length=most)]
     return create_model(f"ToolCallVerdicts_{calls}", __base__=ToolCallVerdicts,
@@ -113,8 +113,6 @@ def check_tools(tools: Sequence[str | Mapping[str, Any]] | None) -> tuple[Tool, 
         return ()
     if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
         raise TypeError("available_tools must be a list of tools (names or {'name' or 'id', 'description'})")
-    if len(tools) > MAX_TOOLS:
-        raise ValueError(f"at most {MAX_TOOLS} available tools, got {len(tools)}")
     parsed: list[Tool] = []
     for item in tools:
         if isinstance(item, Mapping) and isinstance(item.get("function"), Mapping):
@@ -234,8 +232,10 @@ def tool_call_accuracy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "
             ``"direct"`` (one yes/no: were the tools chosen well? `scale` if so, else 0).
         available_tools: The tools the agent could call (Mastra's `availableTools`, required
             there, optional here): names, or ``{"name" or "id": ..., "description": ...}``
-            mappings, or OpenAI tool definitions; at most 30. Shown to the judge; the missing
-            tools it names are then chosen from them.
+            mappings, or OpenAI tool definitions; any number (an MCP toolset's 100 too: a row
+            whose prompt the judge's window cannot hold is unscored, saying so). Shown to the
+            judge whole with every part of the calls; the missing tools it names (at most 30)
+            are then chosen from them.
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`: no scale).
     """
     scale = MASTRA_NUMBERS.build_scale(scale, compat)

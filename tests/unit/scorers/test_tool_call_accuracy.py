@@ -133,10 +133,26 @@ def test_tool_calls_are_read_from_mastra_output_messages(fake_judge: FakeJudgeFa
     assert '1. get_weather {"city":"Oslo"}' in str(judge.calls[0].prompts[0][-1]["content"])
 
 
+def test_an_mcp_toolset_of_100_tools_is_scored(fake_judge: FakeJudgeFactory) -> None:
+    """Issue 60: no cap on the available tools (an MCP toolset passes 30 easily). Every tool is
+    shown, and the missing tool named may be the 100th; the schemas of lists within 30 tools are
+    as before (their prompt hashes unchanged)."""
+    tools = [{"name": f"tool_{i:03d}", "description": f"Does thing {i}."} for i in range(100)]
+    judge = fake_judge(ToolCallVerdicts=answer(["yes", "no"], ["tool_099"]), Reason={"reason": "r"})
+    given = {"input": "Do thing 1, then thing 99.", "output": "Done.",
+             "tool_calls": [{"tool_name": "tool_001", "args": {}}, {"tool_name": "tool_002", "args": {}}]}
+    result = tool_call_accuracy_scorer(judge, available_tools=tools).run(given)
+    assert result.score == 0.5 and result.analyze_step_result["missing_tools"] == ["tool_099"]
+    assert all(f"tool_{i:03d}: Does thing {i}." in (result.analyze_prompt or "") for i in range(100))
+    missing = verdicts_schema(2, tuple(t["name"] for t in tools[2:])).model_json_schema()["properties"]
+    assert missing["missing_tools"]["maxItems"] == 30 and "tool_099" in json.dumps(missing)
+    assert verdicts_schema(2, ("a", "b", "c")).model_json_schema()["properties"]["missing_tools"]["maxItems"] == 3
+
+
 @pytest.mark.parametrize(("tools", "error"), [
     ("get_weather", TypeError), ({"name": "x"}, TypeError), ([""], ValueError),
     ([{"description": "no name"}], ValueError), (["a", "a"], ValueError),
-    ([{"name": "a", "description": 3}], ValueError), ([f"t{i}" for i in range(31)], ValueError),
+    ([{"name": "a", "description": 3}], ValueError),
 ])
 def test_bad_tool_lists_are_refused_when_the_scorer_is_built(tools: Any, error: type[Exception],
                                                              fake_judge: FakeJudgeFactory) -> None:
