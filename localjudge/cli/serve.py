@@ -38,12 +38,12 @@ def add_serve_parser(sub: Any) -> None:
                        help="the most tokens an answer may take, whatever a request asks (default: 4096)")
     group.add_argument("--text-tokens", type=int, default=512, metavar="N",
                        help="a text answer's token budget when the request sets no max_tokens (default: 512)")
-    group.add_argument("--max-items", type=int, default=16, metavar="N",
-                       help="items of a JSON array whose schema sets no maxItems (default: 16; a schema's own "
-                            "bound is kept up to 200)")
-    group.add_argument("--max-string", type=int, default=400, metavar="CHARS",
-                       help="characters of a JSON string whose schema sets no maxLength (default: 400; a "
-                            "schema's own bound is kept up to 8000)")
+    group.add_argument("--max-items", type=int, default=Caps.items, metavar="N",
+                       help=f"items of a JSON array whose schema sets no maxItems (default: {Caps.items}, as "
+                            "localjudge's own steps; a schema's own bound is kept up to 200)")
+    group.add_argument("--max-string", type=int, default=Caps.string, metavar="CHARS",
+                       help=f"characters of a JSON string whose schema sets no maxLength (default: {Caps.string}, "
+                            "as localjudge's own steps; a schema's own bound is kept up to 8000)")
     group.add_argument("--max-batch-rows", type=int, default=16, metavar="N",
                        help="the most requests one judge call answers (default: 16)")
     group.add_argument("--batch-window-ms", type=float, default=20.0, metavar="MS",

@@ -23,6 +23,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from localjudge.scoring import MAX_ITEMS, STATEMENT_CHARS
+
 # Keywords read, kept as given (after the walk checks them) or only annotating.
 ANNOTATIONS = frozenset({"title", "description", "default", "examples", "$schema", "$id", "$comment",
                          "deprecated", "readOnly", "writeOnly", "strict", "nullable", "$anchor"})
@@ -50,10 +52,11 @@ class SchemaError(ValueError):
 @dataclass(frozen=True)
 class Caps:
     """The bounds a schema gets where it has none (`string`, `items`) and the most it may ask
-    for (`hard_string`, `hard_items`)."""
+    for (`hard_string`, `hard_items`). The defaults are localjudge's own steps' bounds: a claim or
+    statement of at most 200 characters, at most 10 claims or verdicts (`scoring.schemas`)."""
 
-    string: int = 400
-    items: int = 16
+    string: int = STATEMENT_CHARS
+    items: int = MAX_ITEMS
     hard_string: int = 8000
     hard_items: int = 200
 

@@ -8,31 +8,19 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.server_process import ServerProcess
+from tests.serve.serve_process import SERVED, ServeProcess
 
 ROOT = Path(__file__).resolve().parents[2]
-MODEL = ROOT / "models" / "smollm2-135m-instruct"
 HARNESS = ROOT / "tests" / "differential" / "node"
 NODE = HARNESS / "node_modules" / ".bin" / "node"
 SCRIPTS = ROOT / "tests" / "serve" / "node_scripts"
 EXAMPLE = ROOT / "examples" / "example.jsonl"
-SERVED = "judge"
-
-
-class ServeProcess(ServerProcess):
-    """`localjudge serve` on the default model, in its own process group."""
-
-    def __init__(self, log_path: Path, *flags: str) -> None:
-        super().__init__("localjudge serve", log_path, poll=0.5)
-        self.line = [sys.executable, "-m", "localjudge.cli", "serve", "--model", str(MODEL), "--port", str(self.port),
-                     "--served-model-name", SERVED, "--threads", "2", *flags]
 
 
 @pytest.fixture(scope="session")

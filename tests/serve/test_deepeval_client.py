@@ -10,7 +10,7 @@ import subprocess
 
 import pytest
 
-from tests.serve.conftest import ROOT, ServeProcess
+from tests.serve.serve_process import ROOT, ServeProcess
 
 PYTHON = ROOT / ".venv-deepeval" / "bin" / "python"
 

@@ -12,7 +12,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from tests.serve.conftest import SERVED, ServeProcess
+from tests.serve.serve_process import SERVED, ServeProcess
 
 BODY = {"model": SERVED, "messages": [{"role": "user", "content": "Write a short story about a cat."}],
         "max_tokens": 60}

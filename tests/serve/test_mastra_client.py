@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.serve.conftest import ServeProcess, example_rows, mastra
+from tests.serve.conftest import example_rows, mastra
+from tests.serve.serve_process import ServeProcess
 
 SCORERS = ["hallucination", "faithfulness", "toxicity", "gluten"]
 

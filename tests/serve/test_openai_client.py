@@ -9,7 +9,7 @@ import json
 import openai
 import pytest
 
-from tests.serve.conftest import SERVED, ServeProcess
+from tests.serve.serve_process import SERVED, ServeProcess
 
 VERDICT = {"type": "object", "properties": {"verdict": {"type": "string", "enum": ["yes", "no"]},
                                             "reason": {"type": "string", "maxLength": 120}},
