@@ -1,4 +1,5 @@
-"""Mastra's published scorers and localjudge's server engine, side by side against one vLLM server.
+"""Mastra's published scorers and localjudge's server engine, side by side against one vLLM server;
+and Mastra's same scorers through `localjudge serve`.
 
 The setup a Mastra user builds instead of installing localjudge, and localjudge on the same
 server, rows and concurrency (issue 50 item 3):
@@ -12,6 +13,11 @@ server, rows and concurrency (issue 50 item 3):
 3. localjudge's side: ``localjudge score --engine server`` on the same rows and scorers,
    ``--concurrency`` requests in flight (token ids on ``/v1/completions``, the grammar on the
    server).
+
+4. Mastra's side again, the same script and rows, its judge `localjudge serve` on the same model,
+   started after the vLLM server is stopped, once per engine of `--serve-engines` (transformers;
+   vllm, from .venv-vllm: vLLM's CPU engine under localjudge's grammar) and per concurrency of
+   `--serve-concurrency` (default 8 then 1: jobs in flight). `--sides` picks the sides to run.
 
 Each side is timed from its process start (Node loading Mastra; the CLI loading the tokenizer)
 to its last judgment; time to first judgment is when the first one is done (Mastra: a job's
@@ -99,8 +105,9 @@ def warm(url: str) -> None:
         reply.read()
 
 
-def run_mastra(url: str, rows: list[dict[str, Any]], concurrency: int, cap: float, log: Path) -> Side:
-    side = Side("Mastra (@mastra/evals 1.10.2, AI SDK openai-compatible)")
+def run_mastra(url: str, rows: list[dict[str, Any]], concurrency: int, cap: float, log: Path,
+               name: str = "Mastra (@mastra/evals 1.10.2, AI SDK openai-compatible)") -> Side:
+    side = Side(name)
     spec = {"baseURL": url, "model": SERVED, "concurrency": concurrency, "scorers": list(SCORERS), "rows": rows}
     began = time.monotonic()
     with open(log, "wb") as err:
@@ -185,6 +192,29 @@ def as_json(side: Side) -> dict[str, Any]:
     return {**asdict(side), **keyed}
 
 
+def run_serve(model: Path, rows: list[dict[str, Any]], concurrencies: list[int], cap: float,
+              folder: Path, engine: str = "transformers") -> list[Side]:
+    """Mastra's side against `localjudge serve` on `model` and `engine` (vllm: from .venv-vllm),
+    once per concurrency (one server)."""
+    from tests.serve.serve_process import ServeProcess
+
+    python = str(ROOT / ".venv-vllm" / "bin" / "python") if engine == "vllm" else sys.executable
+    flags = ("--engine", "vllm") if engine == "vllm" else ()
+    server = ServeProcess(folder / f"serve-{engine}.log", *flags, model=model, python=python)
+    server.start()
+    sides = []
+    try:
+        ready = server.wait_ready(START_TIMEOUT)
+        warm(server.url)
+        print(f"localjudge serve ready in {ready:.0f} s", file=sys.stderr)
+        for concurrency in concurrencies:
+            sides.append(run_mastra(server.url, rows, concurrency, cap, folder / f"serve-{engine}-{concurrency}.err",
+                                    name=f"Mastra through localjudge serve ({engine}), {concurrency} in flight"))
+    finally:
+        server.stop()
+    return sides
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--model", type=Path, default=ROOT / "models" / "smollm2-135m-instruct")
@@ -195,8 +225,15 @@ def main() -> None:
                         help="localjudge's per-request timeout (Node's fetch gives up on a reply after 300 s)")
     parser.add_argument("--mastra-cap", type=float, default=420.0, help="seconds before Mastra's side is stopped")
     parser.add_argument("--localjudge-cap", type=float, default=300.0)
+    parser.add_argument("--sides", default="mastra,localjudge,serve",
+                        help="comma-separated: mastra (Mastra on vLLM), localjudge (--engine server on vLLM), serve "
+                             "(Mastra on localjudge serve)")
+    parser.add_argument("--serve-concurrency", default="8,1", help="jobs in flight on the serve side, one run each")
+    parser.add_argument("--serve-engines", default="transformers,vllm",
+                        help="the engines `localjudge serve` runs, one server each (vllm: from .venv-vllm)")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
+    wanted = {s.strip() for s in args.sides.split(",") if s.strip()}
     if not NODE.exists():
         raise SystemExit("no benchmarks/peers/mastra/node_modules: run bash benchmarks/peers/setup_mastra_peer.sh")
     from tests import machine
@@ -207,37 +244,43 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="localjudge-mastra-peer-"))
     data = folder / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    server = VLLMServer(args.model.resolve(), folder / "server.log", served=SERVED)
-    server.start()
-    try:
-        ready = server.wait_ready(START_TIMEOUT)
-        warm(server.url)
-        print(f"server ready in {ready:.0f} s; logs in {folder}", file=sys.stderr)
-        _, mark = requests_since(server.log_path, 0)
-        mastra = run_mastra(server.url, rows, args.concurrency, args.mastra_cap, folder / "mastra.err")
-        mastra.requests, mark = requests_since(server.log_path, mark)
-        local = run_localjudge(server.url, data, args.model.resolve(), args.concurrency, args.request_timeout,
-                               args.localjudge_cap, folder)
-        local.requests, _ = requests_since(server.log_path, mark)
-    finally:
-        server.stop()
-    both = [k for k in keys if k in mastra.scores and k in local.scores]
-    same = sum(round(mastra.scores[k], 2) == round(local.scores[k], 2) for k in both)
-    table = [summary(mastra, keys, len(rows)), summary(local, keys, len(rows))]
-    print(f"{args.model.name}, {len(rows)} rows x {len(SCORERS)} scorers, concurrency {args.concurrency}, "
-          f"vLLM CPU server, {machine.cpu()}")
-    print(markdown_table(table))
-    print(f"scores equal (2 decimals) where both scored: {same} of {len(both)}; by scorer: " + ", ".join(
-        f"{name} {sum(round(mastra.scores[k], 2) == round(local.scores[k], 2) for k in both if k[1] == name)} of "
-        f"{sum(k[1] == name for k in both)}" for name in SCORERS))
-    for side in (mastra, local):
-        print(f"{side.name}: requests {side.requests}")
+    sides: list[Side] = []
+    if wanted & {"mastra", "localjudge"}:
+        server = VLLMServer(args.model.resolve(), folder / "server.log", served=SERVED)
+        server.start()
+        try:
+            ready = server.wait_ready(START_TIMEOUT)
+            warm(server.url)
+            print(f"server ready in {ready:.0f} s; logs in {folder}", file=sys.stderr)
+            _, mark = requests_since(server.log_path, 0)
+            if "mastra" in wanted:
+                sides.append(run_mastra(server.url, rows, args.concurrency, args.mastra_cap, folder / "mastra.err"))
+                sides[-1].requests, mark = requests_since(server.log_path, mark)
+            if "localjudge" in wanted:
+                sides.append(run_localjudge(server.url, data, args.model.resolve(), args.concurrency,
+                                            args.request_timeout, args.localjudge_cap, folder))
+                sides[-1].requests, _ = requests_since(server.log_path, mark)
+        finally:
+            server.stop()
+    if "serve" in wanted:
+        concurrencies = [int(c) for c in args.serve_concurrency.split(",") if c.strip()]
+        for engine in [e.strip() for e in args.serve_engines.split(",") if e.strip()]:
+            sides += run_serve(args.model.resolve(), rows, concurrencies, args.mastra_cap, folder, engine)
+    print(f"{args.model.name}, {len(rows)} rows x {len(SCORERS)} scorers, vLLM CPU server at concurrency "
+          f"{args.concurrency}, {machine.cpu()}")
+    print(markdown_table([summary(side, keys, len(rows)) for side in sides]))
+    for a, b in zip(sides, sides[1:], strict=False):
+        both = [k for k in keys if k in a.scores and k in b.scores]
+        same = sum(round(a.scores[k], 2) == round(b.scores[k], 2) for k in both)
+        print(f"scores equal (2 decimals), {a.name} vs {b.name}: {same} of {len(both)} both scored")
+    for side in sides:
+        print(f"{side.name}: requests {side.requests or '-'}")
         for kind, error in side.errors.items():
             print(f"{side.name}, {kind}: {error}")
     if args.json:
         write_json(args.json, {"model": str(args.model), "rows": len(rows), "concurrency": args.concurrency,
-                               "cpu": machine.cpu(), "table": table, "agree": same, "both_scored": len(both),
-                               "sides": [as_json(mastra), as_json(local)]})
+                               "cpu": machine.cpu(), "table": [summary(side, keys, len(rows)) for side in sides],
+                               "sides": [as_json(side) for side in sides]})
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ SERVED = "judge"
 class ServeProcess(ServerProcess):
     """`localjudge serve` on the default model, in its own process group."""
 
-    def __init__(self, log_path: Path, *flags: str, model: Path = MODEL) -> None:
+    def __init__(self, log_path: Path, *flags: str, model: Path = MODEL, python: str = sys.executable) -> None:
         super().__init__("localjudge serve", log_path, poll=0.5)
-        self.line = [sys.executable, "-m", "localjudge.cli", "serve", "--model", str(model), "--port", str(self.port),
+        self.line = [python, "-m", "localjudge.cli", "serve", "--model", str(model), "--port", str(self.port),
                      "--served-model-name", SERVED, "--threads", "2", *flags]

@@ -5,6 +5,7 @@ and against a server that is down; their numbers equal `localjudge score`'s on t
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -72,3 +73,22 @@ def test_the_packages_scorers_judge_on_serve_as_localjudge_score_does(request: p
     assert evals["summary"]["totalItems"] == len(rows)
 
     assert out["down"] is not None and "did not answer" in out["down"] and "\n" not in out["down"]
+
+
+def test_the_typescript_example_runs_as_written(request: pytest.FixtureRequest, serve: ServeProcess) -> None:
+    """examples/mastra_scorers.mjs, word for word, in a project holding Mastra and the package (the
+    harness's node_modules, the package copied in as npm installs it)."""
+    if not NODE.exists():
+        run_script(request, {})  # skips or fails with the same note
+    install_package()
+    copy = HARNESS / "example_mastra_scorers.mjs"  # beside node_modules, as a file of the user's project
+    shutil.copyfile(ROOT / "examples" / "mastra_scorers.mjs", copy)
+    try:
+        done = subprocess.run([str(NODE), str(copy)], capture_output=True, text=True, timeout=600,
+                              env={**os.environ, "LOCALJUDGE_URL": serve.url})
+    finally:
+        copy.unlink()
+    assert done.returncode == 0, done.stderr[-3000:]
+    scores = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(scores) == {"localjudge-hallucination-scorer", "localjudge-toxicity-scorer"}
+    assert all(isinstance(v, (int, float)) for v in scores.values())
