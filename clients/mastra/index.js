@@ -5,7 +5,8 @@
 // and Studio take it as they take Mastra's own. Its preprocess step sends the run to the server's
 // POST /v1/score (localjudge's scorer of that name, batched with every other client's requests);
 // the result's step fields are Mastra's: preprocessStepResult, analyzeStepResult (plus
-// `probScore`, the score from the judge's label probabilities), score, reason. A run localjudge
+// `probScore`, the score from the judge's label probabilities, and `calibratedProb` when the server
+// was started with --calibration), score, reason. A run localjudge
 // declares not scorable is Mastra's `notScorable(reason)`; a run it could not judge, a server
 // that is down or refuses the request, fails the scorer with one line saying why.
 import { createScorer, notScorable } from "@mastra/core/evals";
@@ -102,7 +103,7 @@ export function createLocaljudgeScorer(name, config = {}) {
     .analyze(({ results }) => {
       const judged = results.preprocessStepResult.localjudge;
       const analyzed = judged.analyze_step_result;
-      const extra = { probScore: judged.prob_score ?? null };
+      const extra = { probScore: judged.prob_score ?? null, calibratedProb: judged.calibrated_prob ?? null };
       return analyzed && typeof analyzed === "object" && !Array.isArray(analyzed) ? { ...analyzed, ...extra } : { result: analyzed, ...extra };
     })
     .generateScore(({ results }) => results.preprocessStepResult.localjudge.score)

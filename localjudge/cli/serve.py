@@ -44,6 +44,9 @@ def add_serve_parser(sub: Any) -> None:
     group.add_argument("--max-string", type=int, default=Caps.string, metavar="CHARS",
                        help=f"characters of a JSON string whose schema sets no maxLength (default: {Caps.string}, "
                             "as localjudge's own steps; a schema's own bound is kept up to 8000)")
+    group.add_argument("--calibration", default=None, metavar="FILE",
+                       help="a calibration file from bench --fit-calibration: /v1/score's results get calibrated_prob, "
+                            "the chance of the positive label, where its map fits the scorer and judge")
     group.add_argument("--max-batch-rows", type=int, default=16, metavar="N",
                        help="the most requests one judge call answers (default: 16)")
     group.add_argument("--batch-window-ms", type=float, default=20.0, metavar="MS",
@@ -103,6 +106,10 @@ def run_serve(args: argparse.Namespace) -> int:
         _positive(args, name, integer=False)
     if args.port > 65535:
         raise CliError(f"--port must be at most 65535, got {args.port}")
+    if args.calibration:
+        from localjudge.bench.calibration_file import load_calibration  # numpy: only with --calibration
+
+        load_calibration(args.calibration)  # a bad file: one line, before the model loads
     key = api_key(args.api_key_env, args.host)
     args.api_key_env = None  # the key clients send here, not the server engine's option
     missing = [name for name in ("fastapi", "uvicorn") if importlib.util.find_spec(name) is None]
@@ -122,10 +129,31 @@ def run_serve(args: argparse.Namespace) -> int:
         print(f"localjudge serve: {name} on {url} (Ctrl-C or SIGTERM: answers what is in flight, then exits)",
               file=sys.stderr, flush=True)
 
+    calibrator = serve_calibration(args.calibration, judge.identity) if args.calibration else None
     caps = Caps(string=min(args.max_string, Caps.hard_string), items=min(args.max_items, Caps.hard_items))
-    app = create_app(judge, served_name=name, api_key=key, limits=limits, caps=caps, on_start=ready)
+    app = create_app(judge, served_name=name, api_key=key, limits=limits, caps=caps, on_start=ready,
+                     calibrator=calibrator)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level="debug" if args.debug else "warning",
                             timeout_graceful_shutdown=600, access_log=bool(args.debug))
     server = uvicorn.Server(config)
     server.run()
     return 0 if server.started else 2
+
+
+def serve_calibration(path: str, judge: str) -> Any:
+    """`--calibration FILE` for `/v1/score`: a scorer -> its map's `prob` (checked against the
+    judge and the scorer's version), or the one line saying why no map applies to it."""
+    from localjudge.bench.calibration_file import check_calibration, load_calibration
+
+    calibration = load_calibration(path)
+    if not any(fitted.judge == judge for fitted in calibration.maps.values()):
+        raise CliError(f"{path}: no map in it was fitted for this judge ({judge}): fit one (localjudge bench "
+                       "--fit-calibration)")
+
+    def for_scorer(scorer: Any) -> Any:
+        try:
+            return check_calibration(calibration, [scorer])[scorer.name].prob
+        except ValueError as error:
+            return str(error)
+
+    return for_scorer

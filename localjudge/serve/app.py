@@ -33,7 +33,7 @@ from localjudge.serve.constraints import RequestError, constraint
 from localjudge.serve.replies import Reply, error_body
 from localjudge.serve.requests import ChatRequest, Limits, chat_prompt
 from localjudge.serve.schema_bounds import Caps
-from localjudge.serve.scoring import ScoreBatcher, ScorerBuildError, ScoreRequest, Scorers
+from localjudge.serve.scoring import Calibrator, ScoreBatcher, ScorerBuildError, ScoreRequest, Scorers, results_body
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +100,8 @@ def too_large(limit: int) -> JSONResponse:
 
 def create_app(judge: Judge, *, served_name: str, api_key: str | None = None, limits: Limits = Limits(),
                caps: Caps = Caps(), count_tokens: Callable[[ChatPrompt], int] | None = None,
-               context_window: int | None = None, on_start: Callable[[], None] | None = None) -> Any:
+               context_window: int | None = None, on_start: Callable[[], None] | None = None,
+               calibrator: Calibrator | None = None) -> Any:
     """The ASGI app serving `judge` (see the module's docstring).
 
     Args:
@@ -112,6 +113,8 @@ def create_app(judge: Judge, *, served_name: str, api_key: str | None = None, li
         count_tokens: A chat prompt's tokens (default: the judge's `prompt_ids`).
         context_window: Prompt plus answer limit (default: the judge's).
         on_start: Called once the app has started (the CLI prints its line).
+        calibrator: A calibration for `/v1/score`'s scorers (`--calibration`): each result gets
+            ``calibrated_prob`` where it applies.
     """
     counter = count_tokens or (lambda prompt: len(judge.prompt_ids(prompt)))  # type: ignore[attr-defined]
     window = context_window or int(judge.context_window)  # type: ignore[attr-defined]
@@ -189,7 +192,7 @@ def create_app(judge: Judge, *, served_name: str, api_key: str | None = None, li
         except Exception as error:  # noqa: BLE001 - the schedule failed as a whole: one line
             return _judge_failed(error)
         return {"object": "localjudge.score", "scorer": body.scorer, "judge": judge.identity,
-                "results": [result.to_dict() for result in results]}
+                **results_body(scorer, results, calibrator)}
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Any:

@@ -31,6 +31,9 @@ from localjudge.scoring import Scorer
 log = logging.getLogger(__name__)
 
 MAX_RUNS = 256  # runs in one request
+# A calibration for a scorer: its map from prob score to the chance of the positive label, or why
+# none applies (another judge or scorer version, no map for it): the CLI's `--calibration`.
+Calibrator = Callable[[Scorer], "Callable[[float | None], float | None] | str"]
 
 
 class ScoreRequest(BaseModel):
@@ -52,6 +55,21 @@ class ScorerBuildError(ValueError):
     def __init__(self, param: str, message: str) -> None:
         self.param = param
         super().__init__(message)
+
+
+def results_body(scorer: Scorer, results: Sequence[ScoreResult], calibrator: Calibrator | None) -> dict[str, Any]:
+    """A `/v1/score` reply's results: localjudge's result shape, with ``calibrated_prob`` when a
+    calibration applies to the scorer (else ``calibration`` says why it does not)."""
+    rows = [result.to_dict() for result in results]
+    body: dict[str, Any] = {"results": rows}
+    if calibrator is not None:
+        fitted = calibrator(scorer)
+        if isinstance(fitted, str):
+            body["calibration"] = fitted
+        else:
+            for row, result in zip(rows, results, strict=True):
+                row["calibrated_prob"] = fitted(result.prob_score if result.scored else None)
+    return body
 
 
 class Scorers:

@@ -4,12 +4,19 @@ localjudge's result shape, requests that arrive together scored as one schedule.
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 from fastapi.testclient import TestClient
 
+from localjudge.bench.calibration_file import CalibrationMap, scorer_version, write_calibration
+from localjudge.cli.serve import serve_calibration
+from localjudge.cli.shared import CliError
+from localjudge.judge import Generation
+from localjudge.scorers import build_scorer
 from localjudge.serve import Limits, create_app
 from tests.fakes import make_fake_judge
 from tests.unit.serve.test_app import app_lifespan, words
@@ -90,3 +97,31 @@ def test_requests_from_many_clients_share_each_steps_judge_call() -> None:
     assert [sorted(set(call.schema_names)) for call in judge.calls] == [
         ["HallucinationVerdicts", "ToxicityVerdicts"], ["Reason"]]
     assert sum(len(call.prompts) for call in judge.calls) == 4 * 2 + 2 * 2
+
+
+VERDICTS = Generation(json.dumps({"verdicts": [{"verdict": "unsupported", "reason": "No."}]}),
+                      label_probs=({"supported": 0.1, "unsupported": 0.9},))
+
+
+def test_a_calibration_given_at_start_adds_calibrated_prob_where_its_map_fits(tmp_path: Path) -> None:
+    judge = make_fake_judge(HallucinationVerdicts=VERDICTS)
+    fitted = build_scorer("hallucination", judge)
+    path = write_calibration(tmp_path / "cal.json", [CalibrationMap(
+        "hallucination", "pipeline", scorer_version(fitted), 1.0, judge.identity, a=1.0, b=0.0)])
+    calibrator = serve_calibration(str(path), judge.identity)
+    with client_of(judge, calibrator=calibrator) as client:
+        body = client.post("/v1/score", json={"scorer": "hallucination", "runs": RUNS[:1]}).json()
+        (result,) = body["results"]
+        assert result["prob_score"] == pytest.approx(0.9)
+        assert result["calibrated_prob"] == pytest.approx(0.9, abs=1e-4)  # a=1, b=0: the identity map
+        other = client.post("/v1/score", json={"scorer": "hallucination", "scale": 5, "runs": RUNS[:1]}).json()
+        assert "calibrated_prob" not in other["results"][0] and "scorer version" in other["calibration"]
+
+
+def test_a_calibration_for_another_judge_is_refused_at_start(tmp_path: Path) -> None:
+    judge = make_fake_judge()
+    path = write_calibration(tmp_path / "cal.json", [CalibrationMap(
+        "hallucination", "pipeline", scorer_version(build_scorer("hallucination", judge)), 1.0, "another-judge",
+        a=1.0, b=0.0)])
+    with pytest.raises(CliError, match="no map in it was fitted for this judge"):
+        serve_calibration(str(path), judge.identity)
