@@ -19,4 +19,4 @@ class ServeProcess(ServerProcess):
     def __init__(self, log_path: Path, *flags: str, model: Path = MODEL, python: str = sys.executable) -> None:
         super().__init__("localjudge serve", log_path, poll=0.5)
         self.line = [python, "-m", "localjudge.cli", "serve", "--model", str(model), "--port", str(self.port),
-                     "--served-model-name", SERVED, "--threads", "2", *flags]
+                     "--served-model-name", SERVED, *flags]

@@ -44,7 +44,7 @@ def run_script(request: pytest.FixtureRequest, spec: dict[str, Any]) -> dict[str
 def cli_scores(rows: list[dict[str, Any]], tmp_path: Path) -> dict[tuple[str, str], Any]:
     data, out = tmp_path / "rows.jsonl", tmp_path / "scored.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    subprocess.run([sys.executable, "-m", "localjudge.cli", "--quiet", "score", "--model", str(MODEL), "--threads", "2",
+    subprocess.run([sys.executable, "-m", "localjudge.cli", "--quiet", "score", "--model", str(MODEL),
                     "--scorer", ",".join(SCORERS), "--data", str(data), "--out", str(out), "--no-resume"],
                    check=True, capture_output=True, timeout=900, cwd=ROOT)
     scored = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
