@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 
 from localjudge.cli.bench import add_bench_parser
+from localjudge.cli.numbers import check_number_flags
 from localjudge.cli.score import add_score_parser
 from localjudge.cli.serve import add_serve_parser
 from localjudge.cli.shared import CliError
@@ -45,6 +46,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     disable_progress_bar()  # ours show rows/s and ETA per scorer; datasets' own add noise
     try:
+        check_number_flags(args)  # finite and bounded: inf and nan are floats to argparse
         return int(args.func(args))
     except KeyboardInterrupt:
         print("localjudge: interrupted; rerun the same command to resume", file=sys.stderr)

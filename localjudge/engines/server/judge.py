@@ -61,6 +61,7 @@ from localjudge.engines.server.values import printable
 from localjudge.judge import TOO_LONG, ChatPrompt, Generation, too_long
 
 log = logging.getLogger(__name__)
+MAX_TIMEOUT = 1e6  # seconds (about 11 days): a longer request_timeout overflows the socket layer
 
 Row = tuple[list[Any], dict[str, Any], dict[str, tuple[str, ...]]]  # prompt (ids or messages), spec, label fields
 
@@ -107,8 +108,10 @@ class ServerJudge(chat_template.TemplatePrompts):
                  backoff: float = 0.5) -> None:
         if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
             raise ValueError(f"concurrency must be a positive number of requests, got {concurrency!r}")
-        if isinstance(request_timeout, bool) or not isinstance(request_timeout, (int, float)) or request_timeout <= 0:
-            raise ValueError(f"request_timeout must be a positive number of seconds, got {request_timeout!r}")
+        if (isinstance(request_timeout, bool) or not isinstance(request_timeout, (int, float))
+                or not 0 < request_timeout <= MAX_TIMEOUT):  # NaN and inf too (inf overflowed the socket layer)
+            raise ValueError(f"request_timeout must be a finite number of seconds above 0 and at most "
+                             f"{MAX_TIMEOUT:g}, got {request_timeout!r}")
         if server_kind is not None and server_kind not in KINDS:
             raise ValueError(f"server_kind must be one of {', '.join(KINDS)}, got {server_kind!r}")
         key = None
