@@ -76,6 +76,8 @@ OWN_MODEL_KEYS = ("name", "path", "engine", "threads", "calibration")  # the res
 MODEL_KEYS = set(OWN_MODEL_KEYS) | set().union(*OPTIONS.values())
 CELL_KEYS = {"name", "path", "input_col", "output_col", "context_col", "id_col", "limit", "batch_size", "scorers"}
 SCORER_KEYS = {"name", "scale", "mode", "options", "compat"}
+TOP_KEYS = {"out_dir", "batch_size", "models", "scorers", "scorer_options", "datasets", "scorer_modules", "compat",
+            "ray"}
 _PLAIN = re.compile(r"[A-Za-z0-9._+-]{1,24}")  # an option value short and safe enough to name a file by
 
 
@@ -107,6 +109,19 @@ def load_config(path: str | Path) -> dict[str, Any]:
         config = load_yaml(text, str(p))
     if not isinstance(config, dict):
         raise ValueError(f"{p}: the config must be a mapping")
+    unknown = set(config) - TOP_KEYS
+    if unknown:
+        raise ValueError(f"{p}: unknown key(s) {', '.join(repr(k) for k in sorted(map(str, unknown)))} (known: "
+                         f"{', '.join(sorted(TOP_KEYS))})")
+    for where, holder in [("", config), *((f"dataset entry {e!r}: ", e) for e in config.get("datasets") or []
+                                          if isinstance(e, dict))]:
+        for key, low in (("batch_size", 1), ("limit", 0)):  # limit 0: every row, as before
+            value = holder.get(key)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)
+                                      or not low <= value <= 10**9):
+                raise ValueError(f"{p}: {where}{key} must be a whole number from {low} to 1,000,000,000, got {value!r}")
+    if not isinstance(config.get("out_dir", ""), str):
+        raise ValueError(f"{p}: out_dir must be a folder's path, got {config['out_dir']!r}")
     for key in ("models", "scorers", "datasets"):
         if not config.get(key) or not isinstance(config[key], list):
             raise ValueError(f"{p}: '{key}' must be a non-empty list")
@@ -141,6 +156,12 @@ def load_config(path: str | Path) -> dict[str, Any]:
     if not isinstance(options, dict) or not all(isinstance(o, dict) for o in options.values()):
         raise ValueError(f"{p}: 'scorer_options' must map scorer names to mappings of options "
                          "({rubric: {criteria: [...]}})")
+    for entry in config["datasets"]:
+        wanted = entry.get("scorers")
+        if wanted is not None and (not isinstance(wanted, list) or not all(isinstance(n, str) for n in wanted)
+                                   or set(wanted) - set(names)):
+            raise ValueError(f"{p}: dataset entry {entry!r}: 'scorers' must list names of 'scorers' "
+                             f"({', '.join(names)})")
     for name in options:
         if name not in names:
             raise ValueError(f"{p}: scorer_options names {name!r}, which is not in 'scorers' ({', '.join(names)})")
