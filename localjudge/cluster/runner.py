@@ -50,6 +50,7 @@ from localjudge.evaluation import (
     ResultStore,
     check_result_columns,
     plan_batches,
+    resumable,
     rows_to_runs,
     to_dataset,
     with_results,
@@ -115,7 +116,8 @@ def evaluate_on_ray(
     """
     started = time.perf_counter()
     factory = scorer_factory(scorers)
-    names = [s.name for s in factory(FakeJudge({}))]  # builds each scorer once here: a bad option fails now
+    built = factory(FakeJudge({}))  # builds each scorer once here: a bad option fails now
+    names = [s.name for s in built]
     if not names or len(set(names)) != len(names):
         raise ValueError(f"give at least one scorer, each once; got {names}")
     dataset = to_dataset(data)
@@ -130,7 +132,7 @@ def evaluate_on_ray(
     if judges > len(batches):  # an actor without a batch would load a model for nothing
         log.info("%d judges asked for, %d batch(es) of rows: %d actor(s)", judges, len(batches), len(batches))
         judges = len(batches)
-    done = store.load() if store is not None else {}
+    done = resumable(store.load(), built) if store is not None else {}  # a score out of range: scored again
     collector = Collector(names, [run.get("run_id") for run in runs], store, done)
     with ray_session(address) as ray:
         try:

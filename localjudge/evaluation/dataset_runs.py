@@ -21,7 +21,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from localjudge.evaluation.planner import SCHEDULES, Schedule, ScorerRows, score_rows, score_rows_together
+from localjudge.evaluation.planner import (
+    SCHEDULES,
+    Schedule,
+    ScorerRows,
+    resumable,
+    score_rows,
+    score_rows_together,
+)
 from localjudge.evaluation.progress import OnResults, Progress
 from localjudge.evaluation.store import ResultStore
 from localjudge.evaluation.tables import FOLDER_ROW, dataset_from_rows, decode_cell
@@ -215,7 +222,7 @@ def _score_all(
     if not scorers or len(set(names)) != len(names):
         raise ValueError(f"give at least one scorer, each once; got {names}")
     chosen = list(range(len(runs))) if indices is None else list(indices)
-    done = store.load() if store is not None else {}
+    done = resumable(store.load(), scorers) if store is not None else {}
     scored: list[tuple[ScorerRows, float]] = []
     if schedule == "together":  # the scorers ran together: each one's seconds are the whole run's
         start = time.perf_counter()

@@ -88,7 +88,7 @@ def read_rows(scorer: Scorer, runs: Sequence[Mapping[str, Any]], indices: Iterab
     for i in indices:
         try:
             sample = reading.samples[i] = scorer.sample(runs[i])
-        except Exception as error:  # noqa: BLE001 - user hooks and bad rows: recorded, not fatal
+        except (Exception, SystemExit) as error:  # noqa: BLE001 - user hooks (sys.exit too) and bad rows: recorded
             reading.invalid[i] = ScoreResult.unscored(runs[i].get("run_id"), scorer.name, "invalid_run",
                                                       f"invalid run: {error}")
             continue
@@ -188,6 +188,33 @@ def judge_failed_results(scorer_name: str, run_ids: Sequence[str | None], error:
 def _line(error: BaseException) -> str:
     """An error as one line: its type and message, whitespace (newlines too) collapsed."""
     return " ".join(f"{type(error).__name__}: {error}".split())
+
+
+def resumable(done: Mapping[str, Mapping[str, Any]], scorers: Sequence[Scorer]) -> dict[str, Mapping[str, Any]]:
+    """The stored results (by key, as `ResultStore.load` gives them) a run may resume: one rule for
+    numbers read back, a score or `prob_score` of these scorers outside [0, scale] (a log line
+    edited to 5.0 on a 0-1 scale) is no reading: left out (the row is scored again), with a
+    warning, never written to the output as it is. A scorer whose number is the score itself
+    (``score_returns="score"``) takes any finite number; Mastra's NaN stays a reading."""
+    bounds = {s.name: s.scale for s in scorers if getattr(s, "score_returns", "fraction") == "fraction"}
+    kept, dropped = {}, 0
+    for key, record in done.items():
+        scale = bounds.get(record.get("scorer"))  # type: ignore[arg-type]
+        if scale is not None and not all(_within(record.get(field), scale) for field in ("score", "prob_score")):
+            dropped += 1
+            continue
+        kept[key] = record
+    if dropped:
+        log.warning("the results log holds %d result(s) with a score outside [0, scale] (edited or corrupt): "
+                    "those rows will be scored again", dropped)
+    return kept
+
+
+def _within(value: Any, scale: float) -> bool:
+    """Whether a stored number reads as a score in [0, scale] (None: unscored; "NaN": Mastra's own)."""
+    if value is None or value == "NaN":
+        return True
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= scale
 
 
 def to_store(pairs: Iterable[tuple[str | None, ScoreResult]]) -> list[tuple[str, ScoreResult]]:

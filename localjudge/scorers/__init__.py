@@ -249,7 +249,7 @@ def _build_users(name: str, factory: Callable[..., Scorer], judge: Judge | None,
     where = f"scorer {name!r}: its factory {factory_origin(factory)}"
     try:
         scorer = factory(judge, **keywords)
-    except Exception as error:  # noqa: BLE001 - the user's code: any failure is one line
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's code: any failure (sys.exit too) is one line
         line = f"{type(error).__name__}: {error}".splitlines()[0]
         raise ValueError(f"{where} raised {line}") from error
     if not isinstance(scorer, (Scorer, EnsembleScorer)):

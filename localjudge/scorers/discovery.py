@@ -38,20 +38,32 @@ def entry_point_names() -> list[str]:
 
 def entry_point_factory(name: str) -> Callable[..., Any] | None:
     """The factory of the installed entry point `name`, loaded; None when none is installed. An
-    entry point that cannot be loaded, or names something not callable, is a one-line `ValueError`."""
-    found = [point for point in _entry_points() if point.name == name]
+    entry point that cannot be loaded, or names something not callable, or two installed entry
+    points naming different factories under `name`, is a one-line `ValueError` (naming both)."""
+    found = list({point.value: point for point in _entry_points() if point.name == name}.values())
     if not found:
         return None
+    if len(found) > 1:  # two packages claim one name: which one runs must not depend on install order
+        claims = " and ".join(f"{point.value!r}{_from(point)}" for point in found)
+        raise ValueError(f"scorer {name!r}: installed entry points ({ENTRY_POINT_GROUP}) disagree on it: {claims}; "
+                         "uninstall one of them")
     point = found[0]
     try:
         factory = point.load()
-    except Exception as error:  # noqa: BLE001 - the user's code: any failure is one line
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's code: any failure (sys.exit too) is one line
         raise ValueError(f"scorer {name!r}: its entry point {point.value!r} ({ENTRY_POINT_GROUP}) cannot be "
                          f"loaded: {type(error).__name__}: {error}") from error
     if not callable(factory):
         raise ValueError(f"scorer {name!r}: its entry point {point.value!r} ({ENTRY_POINT_GROUP}) is not a "
                          f"scorer factory (a function of (judge, scale=...)), got {type(factory).__name__}")
     return factory
+
+
+def _from(point: EntryPoint) -> str:
+    """`` of package NAME`` for an entry point whose distribution is known, else nothing."""
+    dist = getattr(point, "dist", None)
+    name = getattr(dist, "name", None) if dist is not None else None
+    return f" of package {name}" if name else ""
 
 
 def is_path(spec: str) -> bool:
@@ -73,7 +85,7 @@ def import_scorer_module(spec: str, registry: Mapping[str, Any]) -> list[str]:
         fresh = spec not in sys.modules
         try:
             importlib.import_module(spec)
-        except Exception as error:  # noqa: BLE001 - the user's code: any failure is one line
+        except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's code: any failure (sys.exit too) is one line
             line = f"{type(error).__name__}: {error}".splitlines()[0]
             raise ValueError(f"scorer module {spec!r} cannot be imported: {line} (a module name must be "
                              "importable here: installed, or on PYTHONPATH; or give the file's path)") from error
@@ -101,7 +113,7 @@ def _import_path(spec: str) -> bool:
     sys.modules[name] = module  # as `import` does: the module's own functions find it (pickling, dataclasses)
     try:
         module_spec.loader.exec_module(module)
-    except Exception as error:  # noqa: BLE001 - the user's code: any failure is one line
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - the user's code: any failure (sys.exit too) is one line
         del sys.modules[name]
         line = f"{type(error).__name__}: {error}".splitlines()[0]
         raise ValueError(f"scorer module {spec!r} cannot be imported: {line}") from error

@@ -40,7 +40,7 @@ def parse_answer(output: Generation, schema: type[BaseModel]) -> dict[str, Any] 
         return Failure("invalid_output", f"invalid JSON{cut}: {where}: {first.get('msg', 'invalid')}")
 
 
-def failure_of(error: Exception) -> Failure:
+def failure_of(error: BaseException) -> Failure:
     """A step's exception as a failure: `UnscorableError` says why in its own words; anything
     else is a bug in user code, named with its type."""
     if isinstance(error, UnscorableError):

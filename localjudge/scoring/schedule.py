@@ -45,6 +45,8 @@ def run_together(batches: Sequence[BatchSteps]) -> list[Outcome]:
             outcomes[k] = end.value
         except Exception as error:  # noqa: BLE001 - a user's hook or a bad scorer: this batch only
             outcomes[k] = error
+        except SystemExit as error:  # a user's hook calling sys.exit: this batch only, as any error
+            outcomes[k] = RuntimeError(f"SystemExit({error.code!r}) raised by the scorer's code")
 
     for k in range(len(batches)):
         advance(k, None)

@@ -122,7 +122,7 @@ def batch_steps(
     for index, run in enumerate(runs):
         try:
             items.append(_Item(run if isinstance(run, Sample) else scorer.sample(run)))
-        except Exception as error:  # noqa: BLE001 - get_context is user code
+        except (Exception, SystemExit) as error:  # noqa: BLE001 - get_context is user code (sys.exit too)
             if on_invalid == "raise":
                 raise InvalidRunError(f"run {index}: {error}") from error
             blank = _Item(Sample(run_id_of(run) if isinstance(run, Mapping) else None, "", ""))
@@ -150,7 +150,7 @@ def _call(scorer: Recipe, item: _Item, where: str, hook: Any, *args: Any, raw: s
     the item unscored (``step_error``; ``unscorable`` for `UnscorableError`) naming `where`."""
     try:
         return resolve(hook(*args))
-    except Exception as error:  # noqa: BLE001 - user code: this item only, never the batch
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - user code: this item only, never the batch (sys.exit too)
         item.result = _unscored(scorer, item, failure_of(error), raw, where)
         return _FAILED
 
@@ -292,7 +292,7 @@ def _render(scorer: Recipe, step: JudgeStep, item: _Item) -> list[tuple[type[Bas
         if step.split is not None:
             parts = [{**item.results, "part": part} for part in parts]
         made = [(step.schema_for(item.sample, results), step.prompt(item.sample, results)) for results in parts]
-    except Exception as error:  # noqa: BLE001 - user code
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - user code (sys.exit too)
         return failure_of(error)
     for schema, text in made:
         if not (isinstance(schema, type) and issubclass(schema, BaseModel)):  # else the whole call would fail
@@ -330,7 +330,7 @@ def _joined(scorer: Recipe, step: JudgeStep, item: _Item, parsed: list[dict[str,
                      label_probs=tuple(p for o in outputs for p in o.label_probs))
     try:  # UnscorableError (parts that contradict each other), or a user's join: this item only
         joined = resolve(step.join(item.sample, item.results, answers))
-    except Exception as error:  # noqa: BLE001 - user code
+    except (Exception, SystemExit) as error:  # noqa: BLE001 - user code (sys.exit too)
         return failure_of(error), out
     if not isinstance(joined, dict):
         return Failure("step_error", f"the join function gave {_shown(joined)}, not a dict"), out
@@ -399,7 +399,7 @@ def _reason(scorer: Recipe, items: list[_Item]) -> Steps:
                 if isinstance(value, NotScorable):  # Mastra's generateReason may declare it too
                     _keep(scorer, item, "reason", value)
                 reasons[id(item)] = (reason_text(value), None)
-            except Exception as error:  # noqa: BLE001 - user code: no reason, still scored
+            except (Exception, SystemExit) as error:  # noqa: BLE001 - user code: no reason, still scored (sys.exit too)
                 reasons[id(item)] = (f"[no reason: {type(error).__name__}: {error}]", None)
     else:
         answered, failed = yield from _ask(scorer, "reason", step, items)
@@ -413,7 +413,7 @@ def _reason(scorer: Recipe, items: list[_Item]) -> Steps:
                 continue
             try:
                 reasons[id(item)] = (reason_text(step.finish(item.sample, item.results, answer)), None)
-            except Exception as error:  # noqa: BLE001 - user code: no reason, still scored
+            except (Exception, SystemExit) as error:  # noqa: BLE001 - user code: no reason, still scored (sys.exit too)
                 reasons[id(item)] = (f"[no reason: {type(error).__name__}: {error}]", out.text)
     for item in items:
         del item.results["score"]
