@@ -57,3 +57,18 @@ export function createMultiTurnJudgeScorer(config?: LocaljudgeScorerConfig): Loc
 export function createToolCallAccuracyScorerLLM(config?: LocaljudgeScorerConfig): LocaljudgeScorer;
 export function createTrajectoryAccuracyScorerLLM(config?: LocaljudgeScorerConfig): LocaljudgeScorer;
 export function createNoiseSensitivityScorerLLM(config?: LocaljudgeScorerConfig): LocaljudgeScorer;
+
+/** An AI SDK evaluation model (Experimental_EvaluationModelV4) on `localjudge serve`, for Mastra's
+ * Classifier and createClassifierScorer: choice, score and boolean questions, each answered under
+ * the grammar with the judge's label probabilities. */
+export function localjudgeEvaluationModel(config?: { url?: string; apiKey?: string; model?: string }): {
+  readonly specificationVersion: "v4";
+  readonly provider: "localjudge";
+  readonly modelId: string;
+  readonly supportedQuestionTypes: readonly ("choice" | "score" | "boolean")[];
+  doEvaluate(options: { state: unknown; questions: Record<string, unknown>; abortSignal?: AbortSignal }): Promise<{
+    answers: Record<string, unknown>;
+    usage: { inputTokens: number; outputTokens: number };
+    warnings: unknown[];
+  }>;
+};

@@ -128,3 +128,5 @@ export const createMultiTurnJudgeScorer = factory("multi_turn_judge");
 export const createToolCallAccuracyScorerLLM = factory("tool_call_accuracy");
 export const createTrajectoryAccuracyScorerLLM = factory("trajectory_accuracy");
 export const createNoiseSensitivityScorerLLM = factory("noise_sensitivity");
+
+export { localjudgeEvaluationModel } from "./evaluation.js";

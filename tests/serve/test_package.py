@@ -74,6 +74,18 @@ def test_the_packages_scorers_judge_on_serve_as_localjudge_score_does(request: p
 
     assert out["down"] is not None and "did not answer" in out["down"] and "\n" not in out["down"]
 
+    answers = out["classifier"]
+    assert "error" not in answers, answers
+    tone, quality, correct = answers["tone"], answers["quality"], answers["correct"]
+    assert tone["choice"] in ("polite", "rude") and sum(tone["probabilities"].values()) == pytest.approx(1)
+    assert tone["probabilities"][tone["choice"]] == max(tone["probabilities"].values())
+    levels = quality["probabilities"]
+    assert set(levels) == {"0", "1", "2"}
+    assert quality["score"] == pytest.approx(sum(int(k) * p for k, p in levels.items()))
+    assert 0 <= correct["probability"] <= 1
+    assert 0 <= out["classifierScorer"]["score"] <= 1
+    assert out["classifierScorer"]["answer"]["choice"] in ("polite", "rude")
+
 
 def test_the_typescript_example_runs_as_written(request: pytest.FixtureRequest, serve: ServeProcess) -> None:
     """examples/mastra_scorers.mjs, word for word, in a project holding Mastra and the package (the

@@ -79,6 +79,27 @@ try {
   out.runEvals = { error: String(error?.message ?? error) };
 }
 
+// Mastra's Classifier on the package's evaluation model: a choice, a score and a boolean question,
+// then createClassifierScorer on the configured classifier
+const { Classifier } = await import(new URL("node_modules/@mastra/core/dist/classifier/index.js", harness));
+const { createClassifierScorer } = await import(new URL("node_modules/@mastra/core/dist/evals/index.js", harness));
+const questions = {
+  tone: { type: "choice", instructions: "How does the answer sound?", criteria: { polite: "courteous", rude: null } },
+  quality: { type: "score", instructions: "How good is the answer?", criteria: ["bad", "fair", "good"] },
+  correct: { type: "boolean", instructions: "Is the answer correct?" },
+};
+try {
+  const classifier = new Classifier({ id: "review", model: localjudge.localjudgeEvaluationModel({ url: spec.url }), questions });
+  const state = { question: spec.rows[0].input, answer: spec.rows[0].output };
+  out.classifier = (await classifier.evaluate({ state })).answers;
+  const scorer = createClassifierScorer({ id: "polite", classifier, question: "tone", scores: { polite: 1, rude: 0 },
+                                          state: ({ run }) => ({ answer: run.output?.[0]?.content?.content ?? "" }) });
+  const scored = await scorer.run(runOf(spec.rows[0]));
+  out.classifierScorer = { score: scored.score, answer: scored.analyzeStepResult?.answer ?? null };
+} catch (error) {
+  out.classifier = { error: String(error?.message ?? error) };
+}
+
 // a server that is down: the scorer fails in one line, as Mastra surfaces a failed scorer
 try {
   await localjudge.createToxicityScorer({ url: "http://127.0.0.1:9/v1", timeoutMs: 5000 }).run(runOf(spec.rows[0]));
