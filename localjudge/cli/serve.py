@@ -12,6 +12,7 @@ from typing import Any
 
 from localjudge.cli import shared
 from localjudge.cli.shared import CliError
+from localjudge.credentials import CredentialError, check_credential
 from localjudge.serve import Caps, Limits, create_app
 
 DEFAULT_PORT = 8321
@@ -78,10 +79,10 @@ def api_key(variable: str | None, host: str) -> str | None:
     key = os.environ.get(variable)
     if not key:
         raise CliError(f"--api-key-env {variable}: that environment variable is not set or empty")
-    if any(ord(c) < 32 or ord(c) == 127 for c in key):
-        raise CliError(f"--api-key-env {variable}: the key holds a control character (a newline from a file?); "
-                       "strip it")
-    return key
+    try:
+        return check_credential(key, f"--api-key-env {variable}")  # the one secret rule (credentials.py)
+    except CredentialError as error:
+        raise CliError(str(error)) from None
 
 
 def _loopback(host: str) -> bool:
