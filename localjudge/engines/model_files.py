@@ -10,9 +10,10 @@ import os
 import re
 import secrets
 import stat
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from localjudge.engines.small_files import SmallFileError, read_small_file
 
@@ -69,6 +70,18 @@ def incomplete_checkpoint(folder: Path, missing: Sequence[str]) -> ModelPathErro
     return ModelPathError(f"{folder}: the checkpoint lacks {len(names)} weight(s) the model needs ({shown}); "
                           "loading would fill them with random numbers. Copy the complete model (or the right "
                           "checkpoint for its config.json)")
+
+
+def mismatched_checkpoint(folder: Path, mismatched: Iterable[tuple[str, Any, Any]]) -> ModelPathError:
+    """The error for a checkpoint whose weights do not fit the model its `config.json` describes
+    (another model's checkpoint beside this config): (name, checkpoint shape, model shape) of each
+    that does not fit, the first few named. Loading would put random numbers in their place."""
+    found = sorted((str(name), tuple(a), tuple(b)) for name, a, b in mismatched)
+    shown = "; ".join(f"{name}: {list(a)} in the checkpoint, {list(b)} for the config" for name, a, b in found[:3]) + \
+        (f"; and {len(found) - 3} more" if len(found) > 3 else "")
+    return ModelPathError(f"{folder}: the checkpoint's weights do not fit its config.json ({len(found)} of another "
+                          f"shape: {shown}): a checkpoint of another model beside this config? Copy the checkpoint "
+                          "that belongs to this config.json")
 
 
 def cache_dir() -> Path:

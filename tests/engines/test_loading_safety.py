@@ -116,3 +116,24 @@ def test_a_checkpoint_lacking_weights_is_refused_naming_them(family_dir, tmp_pat
     with pytest.raises(ModelPathError, match=r"lacks \d+ weight\(s\) .* and \d+ more\); loading would fill them"):
         TransformersJudge.load(empty)
     TransformersJudge.load(source)  # the whole checkpoint, lm_head tied: loads
+
+
+def test_a_checkpoint_that_does_not_fit_its_config_is_refused_in_one_line(family_dir, tmp_path: Path) -> None:
+    """Issue 57 N13: another model's checkpoint beside this config.json (weights of other shapes)
+    ended in transformers' `RuntimeError ... ignore_mismatched_sizes` traceback; it is refused in
+    one line naming the weights that do not fit, before any row (a checkpoint lacking weights
+    already was)."""
+    import json
+
+    from localjudge.engines.model_files import ModelPathError
+    from localjudge.engines.transformers.judge import TransformersJudge
+
+    folder = tmp_path / "other"
+    shutil.copytree(family_dir("mistral"), folder)
+    config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    config["intermediate_size"] = config["intermediate_size"] * 2  # the MLP weights no longer fit
+    (folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(ModelPathError, match=r"the checkpoint's weights do not fit its config.json \(\d+ of another "
+                                             r"shape: model.layers.0.mlp.down_proj.weight: \[") as refused:
+        TransformersJudge.load(folder)
+    assert "\n" not in str(refused.value) and "and " in str(refused.value)

@@ -23,7 +23,7 @@ from pydantic import BaseModel
 
 from localjudge.engines import chat_template
 from localjudge.engines.grammar import closer_ids, grammar_spec, literal_fields
-from localjudge.engines.model_files import check_model_dir, incomplete_checkpoint
+from localjudge.engines.model_files import check_model_dir, incomplete_checkpoint, mismatched_checkpoint
 from localjudge.engines.options import check_max_rows, judge_identity
 from localjudge.engines.transformers.gguf_reads import read_once
 from localjudge.engines.transformers.model_config import (
@@ -198,8 +198,11 @@ class TransformersJudge(chat_template.TemplatePrompts):
                 device_map=device_map,
                 use_safetensors=None if allow_pickle or files.gguf else True,
                 output_loading_info=True,
+                ignore_mismatched_sizes=True,  # reported in `loading`, refused below in one line, not a traceback
                 **common,
             )
+        if loading.get("mismatched_keys"):  # another model's checkpoint beside this config: random in their place
+            raise mismatched_checkpoint(files.directory, loading["mismatched_keys"])
         if loading["missing_keys"]:  # transformers would fill them with random numbers: a judge at random
             raise incomplete_checkpoint(files.directory, loading["missing_keys"])
         return cls(model, tokenizer, identity=f"{files.directory.name}@{files.fingerprint()}",
