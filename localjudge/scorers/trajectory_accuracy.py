@@ -8,7 +8,9 @@ or the run's `expected_trajectory` / `expectedTrajectory`; optional.
 Steps: one analyze step gives exactly one evaluation per step taken, in order (enforced by the
 grammar), two labels each: ``necessary`` (did the task need it?) and ``in_order`` (was it at a
 sensible point?); then the steps that should have been taken but were not (``missing_steps``,
-bounded; with an expected trajectory, chosen from its steps). The steps judged unnecessary are
+bounded; with an expected trajectory, chosen from its steps). Over 20 steps are asked in parts of
+20 in the same judge call: each part shows its own steps in full after the earlier steps' names,
+and the last part, which has seen every step, gives the missing steps. The steps judged unnecessary are
 the extra steps. Score, as Mastra's: 0.6 x necessary/steps + 0.3 x in order/steps - 0.1 x
 missing/(steps + missing), clamped to [0, 1] (so a flawless trajectory scores 0.9, as in
 Mastra). No steps taken: missing steps give 0, extra steps 0.5, otherwise 1; with an expected
@@ -43,11 +45,13 @@ from localjudge.scoring import (
     block,
     create_scorer,
     neutralise,
+    part_of,
+    spans,
 )
 
 VERSION = "trajectory-accuracy-v1"
-MAX_STEPS = 20  # steps taken, judged per run
-MAX_EXPECTED = 20  # expected steps
+MAX_STEPS = 20  # steps taken, judged per prompt: more are asked in parts of 20 (up to MAX_PARTS, 160 steps)
+MAX_EXPECTED = 60  # expected steps
 MAX_MISSING = 5  # missing steps, when no expected trajectory bounds them
 NECESSARY, IN_ORDER, MISSING = 0.6, 0.3, 0.1  # Mastra's weights
 
@@ -74,6 +78,16 @@ def verdicts_schema(steps: int, expected: tuple[str, ...] | None) -> type[BaseMo
     evaluations: Any = Annotated[list[StepVerdict], Field(min_length=steps, max_length=steps)]
     missing: Any = Annotated[list[name], Field(max_length=most)]
     return create_model(f"TrajectoryVerdicts_{steps}", __base__=TrajectoryVerdicts,
+                        step_evaluations=(evaluations, ...), missing_steps=(missing, ...))
+
+
+@functools.lru_cache(maxsize=64)
+def part_schema(steps: int) -> type[BaseModel]:
+    """A part's schema before the last: exactly `steps` evaluations and no missing steps (the
+    last part, which has seen every step, names them)."""
+    evaluations: Any = Annotated[list[StepVerdict], Field(min_length=steps, max_length=steps)]
+    missing: Any = Annotated[list[StepText], Field(max_length=0)]
+    return create_model(f"TrajectoryVerdicts_{steps}_part", __base__=TrajectoryVerdicts,
                         step_evaluations=(evaluations, ...), missing_steps=(missing, ...))
 
 
@@ -117,6 +131,30 @@ def steps_prompt(request: str, response: str, steps: Sequence[str], expected: Se
     return "\n".join(shown)
 
 
+def part_prompt(request: str, response: str, steps: Sequence[str], names: Sequence[str], span: tuple[int, int],
+                expected: Sequence[str] | None) -> str:
+    """A part of a long trajectory: the steps before it by name, its steps in full (numbered
+    where they stand), the expected steps; the last part also asks for the missing steps."""
+    start, end = span
+    shown = [block("REQUEST", request)] if request.strip() else []
+    if response.strip():
+        shown.append(block("RESPONSE", response))
+    if start:
+        earlier = "\n".join(f"{i}. {n}" for i, n in enumerate(names[:start], 1))
+        shown.append(f"The steps the agent took before these, by tool name:\n{block('EARLIER', earlier)}")
+    numbered = "\n".join(f"{i}. {s}" for i, s in enumerate(steps[start:end], start + 1))
+    shown.append(f"Steps {start + 1} to {end} of the {len(steps)} the agent took, one numbered step a line:\n"
+                 f"{block('STEPS', numbered)}")
+    if expected:
+        listed = "\n".join(f"{i}. {s}" for i, s in enumerate(expected, 1))
+        shown.append(f"The expected steps, in order:\n{block('EXPECTED', listed)}")
+    last = end == len(steps)
+    shown.append(f"Give exactly {end - start} evaluations, one per step {start + 1} to {end}, in order, then "
+                 + ("the missing steps of the whole trajectory." if last else "no missing steps (a later part names "
+                                                                             "them)."))
+    return "\n".join(shown)
+
+
 EXAMPLE_STEPS = [
     call_line(ToolCall("send_text", '{"to":"me","text":"Booked!"}', "sent"), result=True),
     call_line(ToolCall("find_restaurants", '{"cuisine":"italian"}', "Trattoria Roma, Da Luca"), result=True),
@@ -134,9 +172,13 @@ EXAMPLE = (
 
 
 def steps_of(sample: Sample) -> list[str]:
-    if len(sample.tool_calls) > MAX_STEPS:
-        raise UnscorableError(f"trajectory accuracy judges at most {MAX_STEPS} steps, got {len(sample.tool_calls)}")
     return [call_line(c, result=True) for c in sample.tool_calls]
+
+
+def split_steps(sample: Sample, results: Results) -> list[tuple[int, int]]:
+    """The analyze step's split: the steps in parts of at most `MAX_STEPS`, in order (one part,
+    asked as a whole trajectory, for a run of at most `MAX_STEPS` steps or none)."""
+    return spans(len(sample.tool_calls), MAX_STEPS)
 
 
 def check_expected(expected: Any) -> tuple[str, ...] | None:
@@ -164,7 +206,7 @@ def trajectory_accuracy_scorer(judge: Judge, *, scale: float = 1.0,
         judge: The local model judging.
         scale: Scores lie in [0, scale]; must be positive.
         expected_trajectory: The steps expected of every run (names, Mastra's ``{name, stepType,
-            data}`` steps, or ``{"steps": [...]}``; at most 20). Takes precedence over the run's
+            data}`` steps, or ``{"steps": [...]}``; at most 60). Takes precedence over the run's
             own `expected_trajectory`; given but empty, no expected steps are used.
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`: no scale).
     """
@@ -189,11 +231,18 @@ def trajectory_accuracy_scorer(judge: Judge, *, scale: float = 1.0,
         return expected
 
     def render(sample: Sample, results: Results) -> str:
-        return steps_prompt(sample.input, sample.output, steps_of(sample), checked_expected(sample))
+        steps = steps_of(sample)
+        if len(steps) <= MAX_STEPS:  # one part: asked whole, as before parts existed
+            return steps_prompt(sample.input, sample.output, steps, checked_expected(sample))
+        return part_prompt(sample.input, sample.output, steps, [c.name for c in sample.tool_calls],
+                           part_of(results, len(steps)), checked_expected(sample))
 
     def schema(sample: Sample, results: Results) -> type[BaseModel]:
         expected = checked_expected(sample)
-        return verdicts_schema(len(steps_of(sample)), None if expected is None else tuple(dict.fromkeys(expected)))
+        start, end = part_of(results, len(sample.tool_calls))
+        if end < len(sample.tool_calls):
+            return part_schema(end - start)
+        return verdicts_schema(end - start, None if expected is None else tuple(dict.fromkeys(expected)))
 
     def attach(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
         evaluations = [{"step_name": c.name, "step": line, **v} for c, line, v
@@ -228,7 +277,8 @@ def trajectory_accuracy_scorer(judge: Judge, *, scale: float = 1.0,
                 f"Steps that should have been taken but were not: {missing}.\n"
                 "Explain the score: which steps were needed and well placed, which were not, and what was missing.")
 
-    step = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render, schema=schema, examples=(EXAMPLE,), finish=attach)
+    step = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render, schema=schema, examples=(EXAMPLE,), finish=attach,
+                     split=split_steps)
     return (
         create_scorer("trajectory_accuracy", judge=judge, version=VERSION, scale=scale, shortcut=shortcut,
                       prob_score=prob_score, id="llm-trajectory-accuracy-scorer",

@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 
 from localjudge.judge import Generation
-from localjudge.scorers.trajectory_accuracy import trajectory_accuracy, trajectory_accuracy_scorer, verdicts_schema
+from localjudge.scorers.trajectory_accuracy import (
+    part_schema,
+    trajectory_accuracy,
+    trajectory_accuracy_scorer,
+    verdicts_schema,
+)
 from tests.fakes import FakeJudgeFactory
 
 EXPECTED = ["search_flights", "book_flight", "send_confirmation"]
@@ -142,13 +147,41 @@ def test_steps_are_read_from_mastra_output_messages(fake_judge: FakeJudgeFactory
     assert [e["step_name"] for e in result.analyze_step_result["step_evaluations"]] == ["search_flights", "book_flight"]
 
 
-def test_too_many_steps_are_unscored_and_too_many_expected_refused(fake_judge: FakeJudgeFactory) -> None:
-    result = trajectory_accuracy_scorer(fake_judge()).run(run(21))
-    assert result.score is None and result.error_kind == "unscorable" and "at most 20" in (result.error or "")
-    result = trajectory_accuracy_scorer(fake_judge()).run(run(1, expected_trajectory=[f"s{i}" for i in range(21)]))
+def test_a_60_step_trajectory_is_scored_in_parts(fake_judge: FakeJudgeFactory) -> None:
+    """Issue 60: over 20 steps are asked in parts of 20 in one judge call, each part showing the
+    earlier steps by name and its own in full; the last part names the missing steps."""
+    parts = [answer("y" * 20, "y" * 20), answer("y" * 9 + "n" + "y" * 10, "y" * 20),
+             answer("y" * 20, "y" * 20, ["send_receipt"])]
+    judge = fake_judge(TrajectoryVerdicts=parts, Reason={"reason": "r"})
+    result = trajectory_accuracy_scorer(judge).run(run(60))
+    assert result.error is None, result.error
+    found = result.analyze_step_result
+    assert len(found["step_evaluations"]) == 60 and found["missing_steps"] == ["send_receipt"]
+    assert [e["necessary"] for e in found["step_evaluations"]].index("no") == 29  # the 30th step, in order
+    assert result.score == 0.89  # 0.6 x 59/60 + 0.3 - 0.1 x 1/61
+    (call,) = judge.calls[:1]
+    assert len(call.prompts) == 3
+    first, last = call.prompts[0][-1]["content"], call.prompts[2][-1]["content"]
+    assert "Steps 1 to 20 of the 60" in first and "EARLIER" not in first and "no missing steps" in first
+    assert "39. send_confirmation\n40. search_flights" in last and "41. [tool_call] search_flights" in last
+    assert "then the missing steps of the whole trajectory" in last
+    assert part_schema(20).model_json_schema()["properties"]["missing_steps"]["maxItems"] == 0
+
+
+def test_a_run_of_20_steps_is_asked_whole_as_before(fake_judge: FakeJudgeFactory) -> None:
+    judge = fake_judge(TrajectoryVerdicts=answer("y" * 20, "y" * 20), Reason={"reason": "r"})
+    result = trajectory_accuracy_scorer(judge).run(run(20))
+    assert result.score == 0.9 and len(judge.calls[0].prompts) == 1
+    assert "Give exactly 20 evaluations, one per step, in order" in (result.analyze_prompt or "")
+
+
+def test_past_the_parts_is_unscored_and_too_many_expected_refused(fake_judge: FakeJudgeFactory) -> None:
+    result = trajectory_accuracy_scorer(fake_judge()).run(run(161))  # 9 parts of 20: over max_parts (8)
+    assert result.score is None and result.error_kind == "unscorable" and "max_parts of 8" in (result.error or "")
+    result = trajectory_accuracy_scorer(fake_judge()).run(run(1, expected_trajectory=[f"s{i}" for i in range(61)]))
     assert result.score is None and result.error_kind == "unscorable"
-    with pytest.raises(ValueError, match="at most 20"):
-        trajectory_accuracy_scorer(fake_judge(), expected_trajectory=[f"s{i}" for i in range(21)])
+    with pytest.raises(ValueError, match="at most 60"):
+        trajectory_accuracy_scorer(fake_judge(), expected_trajectory=[f"s{i}" for i in range(61)])
     with pytest.raises(ValueError):
         trajectory_accuracy_scorer(fake_judge(), expected_trajectory="search_flights")
 
