@@ -42,11 +42,11 @@ from localjudge.bench import (
     BenchReport,
     custom_benchmark,
     load_benchmark,
+    rank_modes,
     run_bench,
     select_benchmarks,
     summary_table,
 )
-from localjudge.bench.modes import rank_modes
 from localjudge.cli import shared
 from localjudge.cli.outputs import check_output_dir, check_output_file, hold_run
 from localjudge.cli.shared import (

@@ -159,7 +159,8 @@ def test_an_option_value_a_factory_trips_over_is_one_clear_error(monkeypatch: py
         return [w.strip() for w in words]
 
     monkeypatch.setitem(scorers.SCORERS, "picky", picky)
-    with pytest.raises(ValueError, match=r"scorer 'picky': an option's value does not fit \(AttributeError: 'int' "):
+    with pytest.raises(ValueError, match=r"scorer 'picky': its factory .*picky in module tests\.unit\.cli\."
+                                         r"test_scorer_options raised AttributeError: 'int' "):
         scorers.build_scorer("picky", FakeJudge({}), options={"words": [3]})
 
 
