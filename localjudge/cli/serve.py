@@ -108,7 +108,7 @@ def run_serve(args: argparse.Namespace) -> int:
     if args.port > 65535:
         raise CliError(f"--port must be at most 65535, got {args.port}")
     if args.calibration:
-        from localjudge.bench.calibration_file import load_calibration  # numpy: only with --calibration
+        from localjudge.bench import load_calibration  # numpy: only with --calibration
 
         load_calibration(args.calibration)  # a bad file: one line, before the model loads
     key = api_key(args.api_key_env, args.host)
@@ -144,7 +144,7 @@ def run_serve(args: argparse.Namespace) -> int:
 def serve_calibration(path: str, judge: str) -> Any:
     """`--calibration FILE` for `/v1/score`: a scorer -> its map's `prob` (checked against the
     judge and the scorer's version), or the one line saying why no map applies to it."""
-    from localjudge.bench.calibration_file import check_calibration, load_calibration
+    from localjudge.bench import check_calibration, load_calibration
 
     calibration = load_calibration(path)
     if not any(fitted.judge == judge for fitted in calibration.maps.values()):

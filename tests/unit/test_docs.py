@@ -46,7 +46,8 @@ HTML_ANCHOR = re.compile(r"<a\s+(?:name|id)=\"([^\"]+)\"")
 # Repository paths named in the docs; the text before a path must not be a word, a path or a
 # commit (`git show 1a4c03f:scripts/x.py`).
 PLACEHOLDER = re.compile(r"/(?!README\b)[A-Z][A-Z_]+\b")  # benchmarks/NAME.py
-REPO_PATH = re.compile(r"(?<![\w./:-])((?:\.ci|benchmarks|docs|examples|localjudge|scripts|tests)/[\w./-]*[\w/])")
+# (an npm scope is no path: `@localjudge/mastra`)
+REPO_PATH = re.compile(r"(?<![\w./:@-])((?:\.ci|benchmarks|docs|examples|localjudge|scripts|tests)/[\w./-]*[\w/])")
 
 
 def doc_pages() -> list[Path]:

@@ -12,7 +12,7 @@ import httpx
 import pytest
 from fastapi.testclient import TestClient
 
-from localjudge.bench.calibration_file import CalibrationMap, scorer_version, write_calibration
+from localjudge.bench import CalibrationMap, scorer_version, write_calibration
 from localjudge.cli.serve import serve_calibration
 from localjudge.cli.shared import CliError
 from localjudge.judge import Generation
