@@ -24,7 +24,7 @@ import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -32,6 +32,7 @@ from localjudge.judge import ChatPrompt, Generation, Judge
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+J = TypeVar("J")
 
 
 class QueueFull(RuntimeError):
@@ -65,6 +66,49 @@ class Job:
     future: asyncio.Future[Generation] = field(repr=False)
 
 
+class Collector(Generic[J]):
+    """Jobs waiting for their turn, each with a `future`: `add` one, `take` the next batch.
+
+    `take` waits until a job arrives, then `window` seconds more for others to join, drops the
+    jobs whose clients went away (their future done), and returns up to `limit` in arrival order.
+    `settle` gives each job of a batch its answer or its exception. Both batchers use it."""
+
+    def __init__(self, window: float) -> None:
+        self.window = window
+        self.jobs: list[J] = []
+        self._wake: asyncio.Event | None = None
+
+    def _event(self) -> asyncio.Event:
+        if self._wake is None:
+            self._wake = asyncio.Event()
+        return self._wake
+
+    def add(self, job: J) -> None:
+        self.jobs.append(job)
+        self._event().set()
+
+    async def take(self, limit: int | None = None) -> list[J]:
+        wake = self._event()
+        await wake.wait()
+        await asyncio.sleep(self.window)
+        self.jobs = [job for job in self.jobs if not job.future.done()]  # type: ignore[attr-defined]
+        cut = len(self.jobs) if limit is None else limit
+        batch, self.jobs = self.jobs[:cut], self.jobs[cut:]
+        if not self.jobs:
+            wake.clear()
+        return batch
+
+    @staticmethod
+    def settle(jobs: Sequence[Any], answers: Sequence[Any]) -> None:
+        for job, answer in zip(jobs, answers, strict=True):
+            if job.future.done():
+                continue
+            if isinstance(answer, Exception):
+                job.future.set_exception(answer)
+            else:
+                job.future.set_result(answer)
+
+
 def generate_isolating(judge: Judge, prompts: Sequence[ChatPrompt], schemas: Sequence[type[BaseModel]],
                        max_new_tokens: int) -> list[Generation | Exception]:
     """`judge.generate`, retried in halves when it raises, down to one row: each row gets its
@@ -95,8 +139,7 @@ class Batcher:
         self.max_rows, self.window, self.max_queue = max_rows, window, max_queue
         self.waiting = 0  # jobs submitted and not yet answered
         self.calls = 0  # judge calls made (for /health and the tests)
-        self._jobs: list[Job] = []
-        self._wake: asyncio.Event | None = None
+        self._queue: Collector[Job] = Collector(window)
         self._worker = ThreadPoolExecutor(1, thread_name_prefix="localjudge-judge")
 
     async def submit(self, prompt: ChatPrompt, schema: type[BaseModel], max_new_tokens: int) -> Generation:
@@ -109,30 +152,18 @@ class Batcher:
         if self.waiting >= self.max_queue:
             raise QueueFull(f"{self.waiting} requests are waiting (the server's --max-queue)")
         future: asyncio.Future[Generation] = asyncio.get_running_loop().create_future()
-        self._jobs.append(Job(prompt, schema, max_new_tokens, future))
+        self._queue.add(Job(prompt, schema, max_new_tokens, future))
         self.waiting += 1
-        self._event().set()
         try:
             return await future
         finally:
             self.waiting -= 1
 
-    def _event(self) -> asyncio.Event:
-        if self._wake is None:
-            self._wake = asyncio.Event()
-        return self._wake
-
     async def run(self) -> None:
         """Answer jobs until cancelled (the server's lifespan runs it as a task)."""
-        wake = self._event()
         loop = asyncio.get_running_loop()
         while True:
-            await wake.wait()
-            await asyncio.sleep(self.window)
-            self._jobs = [job for job in self._jobs if not job.future.done()]  # clients gone
-            batch, self._jobs = self._jobs[:self.max_rows], self._jobs[self.max_rows:]
-            if not self._jobs:
-                wake.clear()
+            batch = await self._queue.take(self.max_rows)
             budgets: dict[int, list[Job]] = {}
             for job in batch:
                 budgets.setdefault(job.max_new_tokens, []).append(job)
@@ -144,13 +175,7 @@ class Batcher:
                         [j.schema for j in jobs], tokens)
                 except Exception as error:  # noqa: BLE001 - the worker itself failed: each job hears why
                     answers = [error] * len(jobs)
-                for job, answer in zip(jobs, answers, strict=True):
-                    if job.future.done():
-                        continue
-                    if isinstance(answer, Exception):
-                        job.future.set_exception(answer)
-                    else:
-                        job.future.set_result(answer)
+                Collector.settle(jobs, answers)
 
     async def on_judge(self, function: Callable[..., T], *args: Any) -> T:
         """`function(*args)` on the judge's worker, between judge calls (`/v1/score`'s schedule)."""

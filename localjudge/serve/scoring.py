@@ -27,6 +27,7 @@ from localjudge.judge import Judge
 from localjudge.result import ScoreResult
 from localjudge.scorers import build_scorer
 from localjudge.scoring import Scorer
+from localjudge.serve.batcher import Collector
 
 log = logging.getLogger(__name__)
 
@@ -136,39 +137,23 @@ class ScoreBatcher:
     `run_on_judge` (the chat batcher's worker, so the judge runs one call at a time)."""
 
     def __init__(self, run_on_judge: Callable[..., Awaitable[Any]], *, window: float = 0.02) -> None:
-        self.run_on_judge, self.window = run_on_judge, window
-        self._jobs: list[_Job] = []
-        self._wake: asyncio.Event | None = None
+        self.run_on_judge = run_on_judge
+        self._queue: Collector[_Job] = Collector(window)
 
     async def score(self, scorer: Scorer, runs: Sequence[Mapping[str, Any]]) -> list[ScoreResult]:
         future: asyncio.Future[list[ScoreResult]] = asyncio.get_running_loop().create_future()
-        self._jobs.append(_Job(scorer, runs, future))
-        self._event().set()
+        self._queue.add(_Job(scorer, runs, future))
         return await future
-
-    def _event(self) -> asyncio.Event:
-        if self._wake is None:
-            self._wake = asyncio.Event()
-        return self._wake
 
     async def run(self) -> None:
         """Score collected requests until cancelled (the server's lifespan runs it)."""
-        wake = self._event()
         while True:
-            await wake.wait()
-            await asyncio.sleep(self.window)
-            jobs, self._jobs = [j for j in self._jobs if not j.future.done()], []
-            wake.clear()
+            jobs = await self._queue.take()
             if not jobs:
                 continue
             try:
-                results = await self.run_on_judge(score_jobs, [(j.scorer, j.runs) for j in jobs])
+                results: list[Any] = await self.run_on_judge(score_jobs, [(j.scorer, j.runs) for j in jobs])
             except Exception as error:  # noqa: BLE001 - every waiting request hears why, the server serves on
                 log.error("scoring a batch of %d requests failed: %s", len(jobs), error)
-                for job in jobs:
-                    if not job.future.done():
-                        job.future.set_exception(error)
-                continue
-            for job, result in zip(jobs, results, strict=True):
-                if not job.future.done():
-                    job.future.set_result(result)
+                results = [error] * len(jobs)
+            Collector.settle(jobs, results)

@@ -39,14 +39,20 @@ def example_rows(n: int) -> list[dict[str, Any]]:
     return [json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()[:n]]
 
 
+def need(request: pytest.FixtureRequest, path: Path, why: str) -> None:
+    """A client's set-up must be there: without it the test is skipped with `why`, or fails when
+    the tier was asked for (`-m serve`)."""
+    if path.exists():
+        return
+    markexpr = request.config.getoption("markexpr", "") or ""
+    if "serve" in markexpr and "not serve" not in markexpr:
+        pytest.fail(why)
+    pytest.skip(why)
+
+
 def mastra(request: pytest.FixtureRequest, url: str, rows: list[dict[str, Any]], scorers: list[str]) -> list[Any]:
     """Run tests/serve/node_scripts/mastra_judge.mjs: every (row, scorer) job at once, its results."""
-    if not NODE.exists():
-        markexpr = request.config.getoption("markexpr", "") or ""
-        why = "no tests/differential/node (scripts/setup_node.sh sets it up)"
-        if "serve" in markexpr and "not serve" not in markexpr:
-            pytest.fail(why)
-        pytest.skip(why)
+    need(request, NODE, "no tests/differential/node (scripts/setup_node.sh sets it up)")
     spec = {"url": url, "model": SERVED, "rows": rows, "scorers": scorers}
     done = subprocess.run([str(NODE), str(SCRIPTS / "mastra_judge.mjs")], input=json.dumps(spec), capture_output=True,
                           text=True, timeout=900)

@@ -10,6 +10,7 @@ import subprocess
 
 import pytest
 
+from tests.serve.conftest import need
 from tests.serve.serve_process import ROOT, ServeProcess
 
 PYTHON = ROOT / ".venv-deepeval" / "bin" / "python"
@@ -17,12 +18,7 @@ PYTHON = ROOT / ".venv-deepeval" / "bin" / "python"
 
 def test_deepevals_metrics_measure_through_serve(request: pytest.FixtureRequest, serve: ServeProcess,
                                                  tmp_path: object) -> None:
-    if not PYTHON.exists():
-        markexpr = request.config.getoption("markexpr", "") or ""
-        why = "no .venv-deepeval (scripts/setup_deepeval.sh sets it up)"
-        if "serve" in markexpr and "not serve" not in markexpr:
-            pytest.fail(why)
-        pytest.skip(why)
+    need(request, PYTHON, "no .venv-deepeval (scripts/setup_deepeval.sh sets it up)")
     env = {**os.environ, "DEEPEVAL_TELEMETRY_OPT_OUT": "YES"}
     done = subprocess.run([str(PYTHON), str(ROOT / "examples" / "deepeval_judge.py"), serve.url], capture_output=True,
                           text=True, timeout=600, env=env, cwd=str(tmp_path))  # DeepEval writes .deepeval/ here

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from tests.serve.conftest import HARNESS, NODE, ROOT, SCRIPTS, example_rows
+from tests.serve.conftest import HARNESS, NODE, ROOT, SCRIPTS, example_rows, need
 from tests.serve.serve_process import MODEL, ServeProcess
 
 SCORERS = ["hallucination", "faithfulness", "toxicity"]
@@ -28,12 +28,7 @@ def install_package() -> None:
 
 
 def run_script(request: pytest.FixtureRequest, spec: dict[str, Any]) -> dict[str, Any]:
-    if not NODE.exists():
-        markexpr = request.config.getoption("markexpr", "") or ""
-        why = "no tests/differential/node (scripts/setup_node.sh sets it up)"
-        if "serve" in markexpr and "not serve" not in markexpr:
-            pytest.fail(why)
-        pytest.skip(why)
+    need(request, NODE, "no tests/differential/node (scripts/setup_node.sh sets it up)")
     install_package()
     done = subprocess.run([str(NODE), str(SCRIPTS / "package_scorers.mjs")], input=json.dumps(spec),
                           capture_output=True, text=True, timeout=900)
@@ -90,8 +85,7 @@ def test_the_packages_scorers_judge_on_serve_as_localjudge_score_does(request: p
 def test_the_typescript_example_runs_as_written(request: pytest.FixtureRequest, serve: ServeProcess) -> None:
     """examples/mastra_scorers.mjs, word for word, in a project holding Mastra and the package (the
     harness's node_modules, the package copied in as npm installs it)."""
-    if not NODE.exists():
-        run_script(request, {})  # skips or fails with the same note
+    need(request, NODE, "no tests/differential/node (scripts/setup_node.sh sets it up)")
     install_package()
     copy = HARNESS / "example_mastra_scorers.mjs"  # beside node_modules, as a file of the user's project
     shutil.copyfile(ROOT / "examples" / "mastra_scorers.mjs", copy)
