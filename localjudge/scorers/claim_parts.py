@@ -6,9 +6,9 @@ words), so an output over `PART_WORDS` words is cut into parts of whole sentence
 `PART_WORDS` words (a longer sentence is cut at word boundaries), and the claims step asks each
 part in the same judge call; the parts' claims are joined in order. The verdict step asks the
 claims in parts of `MAX_CLAIMS`, each against the whole context. An output within `PART_WORDS`
-words is one part, asked exactly as before parts existed (the same prompts and hashes). A run
-needing over `MAX_CLAIM_PARTS` parts (about 4,000 words) is unscored, saying so: its reason step
-could not show every verdict in a judge's window.
+words is one part, asked exactly as before parts existed (the same prompts and hashes). An output
+needing over `MAX_CLAIM_PARTS` parts (about 4,000 words) is asked whole, as before parts existed:
+the judge's window decides (a local model's cannot hold it: the row is unscored, saying so).
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def claim_cap(output: str) -> int:
 def output_parts(output: str) -> tuple[str, ...]:
     """The output as the claims step asks it: whole, within `PART_WORDS` words; else runs of
     neighbouring sentences of at most `PART_WORDS` words each (a longer sentence cut into runs
-    of words), every word in exactly one part, in order."""
+    of words), every word in exactly one part, in order; whole again past `MAX_CLAIM_PARTS`."""
     if len(output.split()) <= PART_WORDS:
         return (output,)
     parts: list[str] = []
@@ -51,7 +51,7 @@ def output_parts(output: str) -> tuple[str, ...]:
         run += words
     if run:
         parts.append(" ".join(run))
-    return tuple(parts)
+    return tuple(parts) if len(parts) <= MAX_CLAIM_PARTS else (output,)
 
 
 def split_output(output: str) -> list[tuple[int, int]]:

@@ -85,8 +85,12 @@ def test_parts_keep_every_word_in_order() -> None:
     assert [len(p.split()) for p in parts] == [64, 64, 22] and " ".join(parts) == one_long_sentence
 
 
-def test_an_output_past_the_parts_is_unscored_saying_so() -> None:
+def test_an_output_past_the_parts_is_asked_whole() -> None:
+    """Past 64 parts (about 4,000 words) the output is asked whole, as before parts existed: the
+    judge's window decides (tests/unit/test_bad_input.py: a real window unscores it, saying so)."""
     output = " ".join(f"Point {i} of the tour starts near the river bank." for i in range(7 * MAX_CLAIM_PARTS))
-    result = hallucination_scorer(judge()).run({"input": "q", "output": output, "context": CONTEXT})
-    assert result.score is None and result.error_kind == "unscorable"
-    assert f"over the step's max_parts of {MAX_CLAIM_PARTS}: too long to judge" in (result.error or "")
+    assert output_parts(output) == (output,)
+    fake = FakeJudge({"Claims": [{"claims": ["Point 0 of the tour starts near the river bank."]}],
+                      "HallucinationVerdicts": verdicts_of("supported", "unsupported"), "Reason": [{"reason": "r"}]})
+    result = hallucination_scorer(fake).run({"input": "q", "output": output, "context": CONTEXT})
+    assert result.score == 0.0 and len(fake.calls[0].prompts) == 1
