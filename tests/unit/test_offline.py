@@ -32,6 +32,7 @@ from tests.fakes import FakeJudgeFactory
 PACKAGE = ROOT / "localjudge"
 DOWNLOADERS = {"hf_hub_download", "snapshot_download", "load_dataset", "urlopen", "urlretrieve"}
 NETWORK_MODULES = {"requests", "urllib", "http", "socket", "httpx", "aiohttp", "huggingface_hub"}
+TEXT_ONLY = {"urllib.parse"}  # string functions only (the secret rule's URL-encoded forms): nothing to download with
 ROWS = [
     {"input": "Where is Paris?", "output": "Paris is in France.", "context": "Paris is the capital of France."},
     {"input": "Help?", "output": "Only an idiot asks that.", "context": ["A user asked for help."]},
@@ -93,7 +94,8 @@ def test_no_module_can_download() -> None:
                 modules = [node.module or ""]
             else:
                 modules = []
-            found += [f"{path.name}:{node.lineno}: import {m}" for m in modules if m.split(".")[0] in NETWORK_MODULES]
+            found += [f"{path.name}:{node.lineno}: import {m}" for m in modules
+                      if m.split(".")[0] in NETWORK_MODULES and m not in TEXT_ONLY]
             name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(node, ast.Attribute) else None
             if isinstance(node, ast.alias):
                 name = node.name
