@@ -13,9 +13,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from localjudge.bench.calibration_file import CalibrationMap, write_calibration
 from localjudge.bench.metrics import bootstrap_ci, expected_calibration_error, roc_auc
+from localjudge.bench.modes import rank_modes
 from localjudge.bench.platt import K_FOLDS, fit_platt, out_of_fold
 from localjudge.bench.types import JUDGE_PROB, BenchReport, BenchResult
 
@@ -71,11 +73,25 @@ def fit_maps(results: Sequence[BenchResult], *, judge: str, mode: str, n_boot: i
             notes.append(f"{name}: no map: the judge gave no label probabilities, so there is no prob score")
             continue
         try:
-            maps.append(fit_map(probs, labels, scorer=name, mode=mode, scorer_version=group[0].scorer_version,
-                                judge=judge, benchmarks=[r.benchmark for r in group], n_boot=n_boot, seed=seed))
+            fitted = fit_map(probs, labels, scorer=name, mode=mode, scorer_version=group[0].scorer_version,
+                             judge=judge, benchmarks=[r.benchmark for r in group], n_boot=n_boot, seed=seed)
+            rankings = mode_rankings(group)
+            maps.append(replace(fitted, fit={**fitted.fit, "mode_ranking": rankings}) if rankings else fitted)
         except ValueError as error:
             notes.append(f"{name}: no map: {error}")
     return maps, notes
+
+
+def mode_rankings(results: Sequence[BenchResult]) -> list[dict[str, Any]]:
+    """An ensemble run's verdict on the modes (`modes.rank_modes`), per benchmark, as the map records
+    it: the best mode by prob AUC, whether its interval lies above the others', each mode's AUC."""
+    found: list[dict[str, Any]] = []
+    for ranking in filter(None, map(rank_modes, results)):
+        found.append({"benchmark": ranking.benchmark, "best": ranking.best if ranking.clear else None,
+                      "ranked_first": ranking.best, "clear": ranking.clear,
+                      "auc": {mode: {"value": auc.value, "low": auc.low, "high": auc.high}
+                              for mode, auc in ranking.ranked}})
+    return found
 
 
 def fit_report(report: BenchReport, path: str | Path, *, mode: str, n_boot: int = 1000,

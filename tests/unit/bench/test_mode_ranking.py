@@ -72,3 +72,19 @@ def test_bench_in_ensemble_mode_ends_naming_the_best_mode(tmp_path: Path, capsys
             best, f"{best} prob score"))
         assert line.startswith(f"modes on mine (hallucination): {best} ranked best by prob AUC, {best} "
                                f"{auc['value']:.2f} [{auc['low']:.2f}, {auc['high']:.2f}]; ")
+
+
+def test_fit_calibration_records_the_modes_verdict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   fake_judge: FakeJudgeFactory) -> None:
+    cli_judge(monkeypatch, known_probs_judge(fake_judge))
+    data, cal = labeled_data(tmp_path), tmp_path / "cal.json"
+    assert main(["--quiet", "bench", "--model", "m", "--data", str(data), "--scorer", "hallucination",
+                 "--positive", "1", "--mode", "ensemble", "--bootstrap", "50", "--no-html",
+                 "--out-dir", str(tmp_path / "out"), "--fit-calibration", str(cal)]) == 0
+    (fitted,) = json.loads(cal.read_text())["maps"]
+    (verdict,) = fitted["fit"]["mode_ranking"]
+    aucs = {"ensemble": roc_auc(MEANS, LABELS), "pipeline": roc_auc(PIPELINE, LABELS),
+            "direct": roc_auc(DIRECT, LABELS)}
+    assert verdict["benchmark"] == "mine" and verdict["ranked_first"] == max(aucs, key=lambda mode: aucs[mode])
+    assert set(verdict["auc"]) == set(aucs)
+    assert verdict["best"] == (verdict["ranked_first"] if verdict["clear"] else None)
