@@ -15,9 +15,9 @@ server, rows and concurrency (issue 50 item 3):
    server).
 
 4. Mastra's side again, the same script and rows, its judge `localjudge serve` on the same model,
-   started after the vLLM server is stopped, once per engine of `--serve-engines` (transformers;
-   vllm, from .venv-vllm: vLLM's CPU engine under localjudge's grammar) and per concurrency of
-   `--serve-concurrency` (default 8 then 1: jobs in flight). `--sides` picks the sides to run.
+   started after the vLLM server is stopped, once per engine and concurrency of `--serve-runs`
+   (default: transformers at 8 then 1 jobs in flight; vllm, from .venv-vllm: vLLM's CPU engine
+   under localjudge's grammar, at 8), each stopped at `--serve-cap`. `--sides` picks the sides.
 
 Each side is timed from its process start (Node loading Mastra; the CLI loading the tokenizer)
 to its last judgment; time to first judgment is when the first one is done (Mastra: a job's
@@ -228,9 +228,10 @@ def main() -> None:
     parser.add_argument("--sides", default="mastra,localjudge,serve",
                         help="comma-separated: mastra (Mastra on vLLM), localjudge (--engine server on vLLM), serve "
                              "(Mastra on localjudge serve)")
-    parser.add_argument("--serve-concurrency", default="8,1", help="jobs in flight on the serve side, one run each")
-    parser.add_argument("--serve-engines", default="transformers,vllm",
-                        help="the engines `localjudge serve` runs, one server each (vllm: from .venv-vllm)")
+    parser.add_argument("--serve-runs", default="transformers:8,1;vllm:8",
+                        help="the serve side's runs: ENGINE:CONCURRENCY,... separated by ';', one server per engine "
+                             "(vllm: from .venv-vllm)")
+    parser.add_argument("--serve-cap", type=float, default=300.0, help="seconds before a serve run is stopped")
     parser.add_argument("--json", type=Path, help="also write the figures here")
     args = parser.parse_args()
     wanted = {s.strip() for s in args.sides.split(",") if s.strip()}
@@ -263,9 +264,10 @@ def main() -> None:
         finally:
             server.stop()
     if "serve" in wanted:
-        concurrencies = [int(c) for c in args.serve_concurrency.split(",") if c.strip()]
-        for engine in [e.strip() for e in args.serve_engines.split(",") if e.strip()]:
-            sides += run_serve(args.model.resolve(), rows, concurrencies, args.mastra_cap, folder, engine)
+        for run in [r.strip() for r in args.serve_runs.split(";") if r.strip()]:
+            engine, _, levels = run.partition(":")
+            concurrencies = [int(c) for c in (levels or "8").split(",") if c.strip()]
+            sides += run_serve(args.model.resolve(), rows, concurrencies, args.serve_cap, folder, engine.strip())
     print(f"{args.model.name}, {len(rows)} rows x {len(SCORERS)} scorers, vLLM CPU server at concurrency "
           f"{args.concurrency}, {machine.cpu()}")
     print(markdown_table([summary(side, keys, len(rows)) for side in sides]))

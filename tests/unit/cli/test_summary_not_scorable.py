@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from localjudge import create_scorer, evaluate, not_scorable
-from localjudge.evaluation import Columns
 from localjudge.cli.score import print_rows
 from localjudge.cli.shared import markdown_table, summary_rows
+from localjudge.evaluation import Columns
 
 
 def check(run: Any, results: Any) -> Any:
