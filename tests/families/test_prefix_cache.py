@@ -69,7 +69,12 @@ def test_sliding_window_turns_the_prefix_cache_off_and_must(family: str, family_
     full prompt), and forcing it on would be wrong — the padding between prefix and row would
     push the start of the prefix out of the window."""
     judge = family_judge(family)
-    rows = recorded_prompts([SHORT, LONG])["Claims"]
+    (short,) = recorded_prompts([SHORT])["Claims"]
+    # the claims prompt of LONG asked whole (the scorer now asks an output over 64 words in parts,
+    # each inside the window): a row longer than the window, the same instructions as SHORT's
+    long = [*short[:-1], {**short[-1], "content": short[-1]["content"].replace(SHORT, LONG)}]
+    assert LONG in long[-1]["content"]
+    rows = [short, long]
     ids = [judge.prompt_ids(p) for p in rows]
     assert judge._shared_prefix(rows, ids, token_budget(Claims)) == []
     assert max(cached_vs_full(judge, rows, [])) < 1e-5
