@@ -11,6 +11,8 @@ import os
 import stat
 from pathlib import Path
 
+from localjudge.user_files import kind
+
 CONFIG_LIMIT = 16 * 1024 * 1024  # a model config is kilobytes; 16 MiB leaves room for any real one
 
 
@@ -30,7 +32,7 @@ def read_small_file(path: Path, *, limit: int = CONFIG_LIMIT) -> bytes:
     try:
         mode = os.fstat(fd).st_mode  # of what was opened: no swap between a check and the open
         if not stat.S_ISREG(mode):
-            raise SmallFileError(f"{path} is not a regular file ({_kind(mode)})")
+            raise SmallFileError(f"{path} is not a regular file ({kind(mode)})")
         with os.fdopen(fd, "rb", closefd=False) as handle:
             data = handle.read(limit + 1)
     finally:
@@ -38,11 +40,3 @@ def read_small_file(path: Path, *, limit: int = CONFIG_LIMIT) -> bytes:
     if len(data) > limit:
         raise SmallFileError(f"{path} is larger than {limit:,} bytes: not a config file")
     return data
-
-
-def _kind(mode: int) -> str:
-    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-                       (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket")):
-        if test(mode):
-            return name
-    return "not a file"
