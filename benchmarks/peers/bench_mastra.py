@@ -106,9 +106,10 @@ def warm(url: str) -> None:
 
 
 def run_mastra(url: str, rows: list[dict[str, Any]], concurrency: int, cap: float, log: Path,
-               name: str = "Mastra (@mastra/evals 1.10.2, AI SDK openai-compatible)") -> Side:
+               name: str = "Mastra (@mastra/evals 1.10.2, AI SDK openai-compatible)",
+               scorers: tuple[str, ...] = SCORERS) -> Side:
     side = Side(name)
-    spec = {"baseURL": url, "model": SERVED, "concurrency": concurrency, "scorers": list(SCORERS), "rows": rows}
+    spec = {"baseURL": url, "model": SERVED, "concurrency": concurrency, "scorers": list(scorers), "rows": rows}
     began = time.monotonic()
     with open(log, "wb") as err:
         process = subprocess.Popen([str(NODE), "peer.mjs"], cwd=PEER, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
