@@ -10,7 +10,6 @@ import json
 import pickle
 import subprocess
 import sys
-from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -42,15 +41,7 @@ ROWS = [{"input": "Capital of France?", "output": "Paris."},
         {"input": "Capital of France?", "output": "The capital of France is, as everyone knows, Paris."}]
 
 
-@pytest.fixture(autouse=True)
-def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The registry and the imported modules as before each test."""
-    monkeypatch.setattr("localjudge.scorers.SCORERS", dict(registry.SCORERS))
-    before = set(sys.modules)
-    yield
-    for name in set(sys.modules) - before:
-        if name.startswith(("localjudge_scorers_", "my_scorers")):
-            del sys.modules[name]
+pytestmark = pytest.mark.usefixtures("fresh_registry")  # tests/unit/cli/conftest.py
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ calling `sys.exit(0)` ended the command with rc 0, nothing scored and no message
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
@@ -17,15 +16,7 @@ from localjudge.cli.main import main
 from localjudge.scorers import build_scorer, load_scorer_modules
 from tests.conftest import EXAMPLES
 
-
-@pytest.fixture(autouse=True)
-def fresh_registry(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    monkeypatch.setattr("localjudge.scorers.SCORERS", dict(registry.SCORERS))
-    before = set(sys.modules)
-    yield
-    for name in set(sys.modules) - before:
-        if name.startswith(("localjudge_scorers_", "exits_", "ep_")):
-            del sys.modules[name]
+pytestmark = pytest.mark.usefixtures("fresh_registry")  # tests/unit/cli/conftest.py
 
 
 @pytest.mark.parametrize("code", ["0", "1", "'bye'"])
