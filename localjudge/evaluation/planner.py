@@ -33,7 +33,7 @@ from localjudge.evaluation.store import ResultStore, result_from_dict, result_ke
 from localjudge.judge import JudgeOutOfMemory
 from localjudge.result import TRANSIENT_ERRORS, ScoreResult
 from localjudge.samples import Sample
-from localjudge.scoring import BatchSteps, Scorer, run_together
+from localjudge.scoring import BatchSteps, Scorer, read_samples, run_together
 
 log = logging.getLogger(__name__)
 
@@ -85,14 +85,13 @@ def read_rows(scorer: Scorer, runs: Sequence[Mapping[str, Any]], indices: Iterab
     """Each row of `indices` made a sample once, keyed, and sorted into invalid, done (its key in
     `done`) and pending. A scorer whose key cannot be computed raises (the caller's to record)."""
     reading = Reading()
-    for i in indices:
-        try:
-            sample = reading.samples[i] = scorer.sample(runs[i])
-        except (Exception, SystemExit) as error:  # noqa: BLE001 - user hooks (sys.exit too) and bad rows: recorded
-            reading.invalid[i] = ScoreResult.unscored(runs[i].get("run_id"), scorer.name, "invalid_run",
-                                                      f"invalid run: {error}")
+    chosen = list(indices)
+    for i, read in zip(chosen, read_samples(scorer, [runs[i] for i in chosen], "record"), strict=True):
+        if isinstance(read, ScoreResult):
+            reading.invalid[i] = read
             continue
-        key = reading.keys[i] = result_key(scorer.key, sample, scorer.shown_fields)
+        reading.samples[i] = read
+        key = reading.keys[i] = result_key(scorer.key, read, scorer.shown_fields)
         (reading.done if key in done else reading.pending).append(i)
     return reading
 

@@ -1,7 +1,7 @@
 """Ensemble mode: a scorer's pipeline and its direct mode on every row, in one schedule.
 
 ``build_scorer(name, judge, mode="ensemble")`` (CLI: ``--mode ensemble``) runs both modes of the
-scorer together (`localjudge.scorers.lockstep`): the direct verdict rides in the same judge
+scorer together (`localjudge.scoring.rounds`, in lock step): the direct verdict rides in the same judge
 call as the pipeline's first step, so it costs one more prompt per row in that call, not one more
 call. The row's result:
 
@@ -34,9 +34,8 @@ from typing import Any, Literal
 
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
-from localjudge.samples import InvalidRunError, Sample, run_id_of
-from localjudge.scorers.lockstep import in_lockstep
-from localjudge.scoring import BatchSteps, Scorer, answered_alone, round_half_up
+from localjudge.samples import Sample
+from localjudge.scoring import BatchSteps, Scorer, answered_alone, read_samples, round_half_up, rounds
 
 ENSEMBLE_RULE = "mean-of-probabilities-v1"  # the combination: part of the prompt hash; change it with the rule
 ENSEMBLE = "ensemble"
@@ -134,21 +133,13 @@ class EnsembleScorer(Scorer):
 
     def _both(self, runs: list[Mapping[str, Any] | Sample], on_invalid: Literal["raise", "record"],
               on_step: Callable[[str], Any] | None) -> BatchSteps:
-        read: list[Sample | ScoreResult] = []
-        for index, run in enumerate(runs):  # read once, for both modes (their context hooks run once)
-            try:
-                read.append(run if isinstance(run, Sample) else self.sample(run))
-            except Exception as error:  # noqa: BLE001 - get_context is user code
-                if on_invalid == "raise":
-                    raise InvalidRunError(f"run {index}: {error}") from error
-                run_id = run_id_of(run) if isinstance(run, Mapping) else None
-                read.append(ScoreResult.unscored(run_id, self.name, "invalid_run", f"invalid run: {error}"))
+        read = read_samples(self, runs, on_invalid)  # read once, for both modes (their context hooks run once)
         samples = [s for s in read if isinstance(s, Sample)]
         pipeline, direct = self.parts
         by_mode: list[list[ScoreResult]] = [[], []]
         if samples:
-            by_mode = yield from in_lockstep([pipeline.batch_steps(samples, on_invalid="record", on_step=on_step),
-                                              direct.batch_steps(samples, on_invalid="record")])
+            by_mode = yield from rounds([pipeline.batch_steps(samples, on_invalid="record", on_step=on_step),
+                                         direct.batch_steps(samples, on_invalid="record")], isolate=False)
         combined = iter([combine(p, d) for p, d in zip(*by_mode, strict=True)])
         return [next(combined) if isinstance(s, Sample) else s for s in read]
 

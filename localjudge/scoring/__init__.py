@@ -2,13 +2,16 @@
 
 A scorer (`Scorer`, built with `create_scorer`) declares steps (`JudgeStep`: a prompt and a
 bounded output schema; or a plain function), a pure score function and a reason step.
-`step_runner` runs one scorer over a batch (one judge call per judge step), `schedule` runs several
-scorers' batches in lock step (their calls merged into one per round), `answers` is the one
+`calls` is the judge-call protocol (a batch is a generator of the calls it needs; several batches
+run in lock step, their calls merged into one per round: `run_together`), `step_runner` runs one
+scorer over a batch (one judge call per judge step: `items` holds each run's state and result,
+`asking` renders a step's prompts and asks), `answers` is the one
 place judge output is parsed, `copying` catches replayed worked examples, `versioning` hashes
 what a scorer sends the judge, `schemas` and `prompting` are the bounded-schema and
 untrusted-text helpers every scorer uses.
 """
 
+from localjudge.scoring.calls import Ask, BatchSteps, Outcome, answered_alone, ask_merged, merged, rounds, run_together
 from localjudge.scoring.classifier import Classifier, create_classifier_scorer
 from localjudge.scoring.compat import (
     AS_RETURNED,
@@ -22,11 +25,13 @@ from localjudge.scoring.compat import (
     check_scale,
     js_number,
     js_round,
+    round_half_up,
 )
 from localjudge.scoring.copying import normal
+from localjudge.scoring.create import create_scorer
+from localjudge.scoring.items import read_samples
 from localjudge.scoring.prompting import DATA_NOTE, block, neutralise, numbered
 from localjudge.scoring.run_filter import filter_run
-from localjudge.scoring.schedule import ask_merged, merged, run_together
 from localjudge.scoring.schemas import (
     MAX_ITEMS,
     REASON_CHARS,
@@ -41,8 +46,7 @@ from localjudge.scoring.schemas import (
     text,
     token_budget,
 )
-from localjudge.scoring.scorer import Scorer, create_scorer
-from localjudge.scoring.step_runner import Ask, BatchSteps, answered_alone, round_half_up
+from localjudge.scoring.scorer import Scorer
 from localjudge.scoring.steps import (
     ContextArg,
     JudgeStep,
@@ -63,6 +67,7 @@ from localjudge.scoring.steps import (
 __all__ = [
     "AS_RETURNED",
     "Ask",
+    "Outcome",
     "BatchSteps",
     "Classifier",
     "COMPATS",
@@ -109,7 +114,9 @@ __all__ = [
     "spans",
     "numbered",
     "prompt_object",
+    "read_samples",
     "resolve",
+    "rounds",
     "round_half_up",
     "run_together",
     "score_answer",

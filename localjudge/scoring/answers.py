@@ -1,6 +1,6 @@
 """What the judge said, made into data: a validated answer, or a `Failure` saying why not.
 
-Parsing and validation happen here and only here: the step engine (`localjudge.scoring.step_runner`)
+Parsing and validation happen here and only here: the step runner (`localjudge.scoring.step_runner`)
 turns each raw `Generation` into the schema's plain data with `parse_answer`, a step's
 exception into a `Failure` with `failure_of`, and a reason step's result into text with
 `reason_text`.

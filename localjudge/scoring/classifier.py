@@ -26,9 +26,10 @@ from pydantic import create_model
 from localjudge.judge import Judge
 from localjudge.samples import Sample
 from localjudge.scoring.compat import js_number
+from localjudge.scoring.create import create_scorer
 from localjudge.scoring.prompting import DATA_NOTE, block
 from localjudge.scoring.schemas import Strict
-from localjudge.scoring.scorer import Scorer, create_scorer
+from localjudge.scoring.scorer import Scorer
 from localjudge.scoring.steps import JudgeStep, Results
 
 Question = Mapping[str, Any]  # Mastra's {type: "choice" | "score" | "boolean", instructions?, criteria?}

@@ -165,6 +165,23 @@ def test_imports_follow_the_rules_without_cycles() -> None:
     assert check(graph()) == []
 
 
+SMALL = {"scoring": 300}  # a folder whose every module stays under this many lines (split by job when one grows)
+
+
+def long_modules(folder: Path, limit: int) -> list[str]:
+    """The modules of `folder` over `limit` lines, with their length."""
+    return [f"{p.relative_to(folder)}: {n} lines" for p in sorted(folder.rglob("*.py"))
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > limit]
+
+
+def test_the_scoring_kit_keeps_its_modules_small(tmp_path: Path) -> None:
+    """The judge-call protocol, the step runner, its items and its asking each a module of its own (issue 58)."""
+    for folder, limit in SMALL.items():
+        assert long_modules(PACKAGE / folder, limit) == []
+    (tmp_path / "grown.py").write_text("x = 1\n" * 301, encoding="utf-8")  # the check itself can fail
+    assert long_modules(tmp_path, 300) == ["grown.py: 301 lines"]
+
+
 def test_every_module_belongs_to_a_unit_with_rules() -> None:
     assert {unit(m) for m in known()} <= set(RULES)
 
@@ -184,6 +201,8 @@ def test_every_module_belongs_to_a_unit_with_rules() -> None:
     ("localjudge.evaluation.store", "from localjudge.cluster import JudgeSpec\n", "may not import"),
     ("localjudge.scoring.step_runner", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
                                        "    from localjudge.scoring.scorer import Scorer\n", "cycle"),
+    ("localjudge.scoring.calls", "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                 "    from localjudge.scoring.step_runner import run_batch\n", "cycle"),
 ])
 def test_the_check_catches_each_kind_of_breach(module: str, source: str, breach: str) -> None:
     """The check itself can fail: each rule, broken once by one added import."""

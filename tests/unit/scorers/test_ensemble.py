@@ -120,7 +120,7 @@ def test_an_unreadable_run_is_recorded_or_refused_once(fake_judge: FakeJudgeFact
 
 def test_a_merged_call_is_asked_again_at_the_direct_modes_own_budget(fake_judge: FakeJudgeFactory) -> None:
     """The merged call's budget is the claims step's; a direct answer that used its own budget or
-    more may have depended on the larger one, so it is asked again at its own (`lockstep`)."""
+    more may have depended on the larger one, so it is asked again at its own (`merged`)."""
     near = Generation('{"verdict":"yes","reason":"r"}', new_tokens=10_000, label_probs=({"yes": 0.9, "no": 0.1},))
     judge = judge_of(fake_judge, DirectVerdict=[near, direct("no", 0.2)])
     result = ensemble(judge).run(RUN)
