@@ -4,10 +4,10 @@ does with a batch, and how the results come back into the rows.
 The driver reads the rows with localjudge's own reader and cuts them into judge batches with the
 one planner (`localjudge.evaluation.plan_batches`: longest first within windows, as `evaluate`
 does). One Ray item is one judge batch, pickled: its composition is this plan's, and a batch whose
-actor dies every time costs that batch only. An actor scores a batch with `score_batch`: per
-scorer, the planner reads each row once (`read_rows`: its sample, its key, whether the log has it;
-a user's hooks run once per row), and every scorer scores its rows not done together
-(`score_together`: each round of steps of every scorer in one judge call, out-of-memory
+actor dies every time costs that batch only. An actor scores a batch with `score_batch`, through the
+planner's one entry (`score_planned`, as `evaluate`): per scorer, each row read once (its sample,
+its key, whether the log has it; a user's hooks run once per row), and every scorer scores its
+rows not done together (each round of steps of every scorer in one judge call, out-of-memory
 halving), and returns per row and scorer the result key and the
 result (None where the key was done: the driver has that result already). The driver's `Collector`
 collects each batch's results as it comes back, appends those the planner keeps (`to_store`:
@@ -24,20 +24,15 @@ from typing import Any
 
 from localjudge.engines import JudgeSource, JudgeSpec, load_source  # noqa: F401 - the cluster's names too
 from localjudge.evaluation import (
-    Reading,
     ResultStore,
-    ScorerBatch,
     ScorerSummary,
-    judge_failed_results,
-    read_rows,
-    score_together,
+    score_planned,
     summarize,
     to_store,
 )
 from localjudge.evaluation import result_from_dict as stored_result
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
-from localjudge.samples import run_id_of
 from localjudge.scorers import build_scorer, load_scorer_modules
 from localjudge.scoring import Scorer
 
@@ -102,20 +97,12 @@ def score_batch(scorers: Sequence[Scorer], runs: Sequence[Mapping[str, Any]], do
         Per row, per scorer: (result key, the result as a dict; None when the key was done).
     """
     outcomes: list[Outcome] = [{} for _ in runs]
-    readings: list[tuple[Scorer, Reading]] = []
-    for scorer in scorers:
-        try:
-            readings.append((scorer, read_rows(scorer, runs, range(len(runs)), done)))
-        except Exception as error:  # noqa: BLE001 - one scorer's batch, not the actor
-            failed = judge_failed_results(scorer.name, [run_id_of(run) for run in runs], error)
-            for outcome, result in zip(outcomes, failed, strict=True):
-                outcome[scorer.name] = (None, result.to_dict())
-    fresh = score_together([ScorerBatch(scorer, [reading.samples[i] for i in reading.pending])
-                            for scorer, reading in readings])
-    for (scorer, reading), scored in zip(readings, fresh, strict=True):
-        results = {**reading.invalid, **dict(zip(reading.pending, scored, strict=True))}
+    scored = score_planned([(scorer, runs) for scorer in scorers], batch_size=max(len(runs), 1), done=done,
+                           unreadable="record")
+    for scorer, rows in zip(scorers, scored, strict=True):
         for i, outcome in enumerate(outcomes):
-            outcome[scorer.name] = (reading.keys.get(i), results[i].to_dict() if i in results else None)
+            result = rows.results.get(i)  # none where the key was done
+            outcome[scorer.name] = (rows.keys.get(i), None if result is None else result.to_dict())
     return outcomes
 
 

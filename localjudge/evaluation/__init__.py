@@ -1,9 +1,11 @@
 """Scoring datasets: many rows, several scorers, in batches, resumable; and Mastra's `runEvals`.
 
-`dataset_runs` (`evaluate`, `score_runs`), `planner` (the one batch planner under them and the Ray
-path: batches, result keys and resume, a batch scored with out-of-memory halving; `progress`: what
+`dataset_runs` (`evaluate`, `score_runs`), `planner` (the one batch planner under every door:
+`score_planned`, each scorer on its own runs as one schedule; batches, result keys and resume, a
+batch scored with out-of-memory halving; `progress`: what
 a run reports while it goes), `target_runs`
 (`run_evals`: a target plus scorers, gates, thresholds, turns; `eval_items` reads its items,
+`eval_scoring` judges a batch of them as one schedule,
 `assertions` its gates and verdict, `scorer_configs` Mastra's agent and workflow scorer configs,
 `eval_store` what it hands a Mastra store),
 `store` (append-only, content-keyed result logs: what resumes a run), `run_lock` (one run at a
@@ -30,10 +32,13 @@ from localjudge.evaluation.planner import (
     Reading,
     Schedule,
     ScorerBatch,
+    ScorerRows,
+    ScorerRuns,
     judge_failed_results,
     plan_batches,
     read_rows,
     resumable,
+    score_planned,
     score_samples,
     score_together,
     to_store,
@@ -70,6 +75,8 @@ __all__ = [
     "SCHEDULES",
     "Schedule",
     "ScorerBatch",
+    "ScorerRows",
+    "ScorerRuns",
     "ResultStore",
     "RunLock",
     "RunLockedError",
@@ -93,6 +100,7 @@ __all__ = [
     "rows_to_runs",
     "run_evals",
     "score_runs",
+    "score_planned",
     "score_samples",
     "score_together",
     "summarize",

@@ -21,14 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from localjudge.evaluation.planner import (
-    SCHEDULES,
-    Schedule,
-    ScorerRows,
-    resumable,
-    score_rows,
-    score_rows_together,
-)
+from localjudge.evaluation.planner import SCHEDULES, Schedule, ScorerRows, resumable, score_planned
 from localjudge.evaluation.progress import OnResults, Progress
 from localjudge.evaluation.store import ResultStore
 from localjudge.evaluation.tables import FOLDER_ROW, dataset_from_rows, decode_cell
@@ -223,22 +216,32 @@ def _score_all(
         raise ValueError(f"give at least one scorer, each once; got {names}")
     chosen = list(range(len(runs))) if indices is None else list(indices)
     done = resumable(store.load(), scorers) if store is not None else {}
+    rows = [runs[i] for i in chosen]  # one list for every scorer: each row one row of the schedule
+    handed = None if on_results is None else _by_index(on_results, chosen)
     scored: list[tuple[ScorerRows, float]] = []
     if schedule == "together":  # the scorers ran together: each one's seconds are the whole run's
         start = time.perf_counter()
-        together = score_rows_together(scorers, runs, chosen, done, store, batch_size, progress, on_results)
-        scored = [(rows, time.perf_counter() - start) for rows in together]
-    else:
+        together = score_planned([(scorer, rows) for scorer in scorers], batch_size=batch_size, done=done,
+                                 store=store, progress=progress, on_results=handed)
+        scored = [(one, time.perf_counter() - start) for one in together]
+    else:  # the planner entry once per scorer
         for scorer in scorers:
             start = time.perf_counter()
-            rows = score_rows(scorer, runs, chosen, done, store, batch_size, progress, on_results)
-            scored.append((rows, time.perf_counter() - start))
-    results = {s.name: [rows.results[i] for i in chosen] for s, (rows, _) in zip(scorers, scored, strict=True)}
-    samples = {s.name: [rows.samples.get(i) for i in chosen] for s, (rows, _) in zip(scorers, scored, strict=True)}
-    summary = {s.name: summarize(s.name, results[s.name], resumed=rows.resumed, seconds=seconds,
-                                 new_tokens=rows.new_tokens, oom_backoffs=rows.oom_backoffs)
-               for s, (rows, seconds) in zip(scorers, scored, strict=True)}
+            one = score_planned([(scorer, rows)], batch_size=batch_size, done=done, store=store, progress=progress,
+                                on_results=handed)[0]
+            scored.append((one, time.perf_counter() - start))
+    every = range(len(rows))
+    results = {s.name: [one.results[p] for p in every] for s, (one, _) in zip(scorers, scored, strict=True)}
+    samples = {s.name: [one.samples.get(p) for p in every] for s, (one, _) in zip(scorers, scored, strict=True)}
+    summary = {s.name: summarize(s.name, results[s.name], resumed=one.resumed, seconds=seconds,
+                                 new_tokens=one.new_tokens, oom_backoffs=one.oom_backoffs)
+               for s, (one, seconds) in zip(scorers, scored, strict=True)}
     return results, summary, samples
+
+
+def _by_index(on_results: OnResults, chosen: Sequence[int]) -> OnResults:
+    """`on_results` fed by position in the chosen rows: (row index in the data, result) pairs."""
+    return lambda name, pairs: on_results(name, [(chosen[p], result) for p, result in pairs])
 
 
 def summarize(name: str, results: Sequence[ScoreResult], *, resumed: int, seconds: float, new_tokens: int,

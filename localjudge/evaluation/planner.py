@@ -15,30 +15,31 @@ so a row takes one route whichever runs it:
 - `to_store`: which fresh results a log keeps: those with a key and not a transient error
   (`too_long`, `judge_failed` may pass next time, so the next run judges them again).
 
-`evaluate` plans batches over the rows pending for any scorer and scores each batch with every
-scorer together (`score_rows_together`); with ``schedule="by-scorer"`` it runs one scorer over all
-its pending rows at a time (`score_rows`), the order before. The Ray driver plans batches over
-every row and each actor reads a batch with every scorer and scores it together too.
+`score_planned` is the one entry every door calls: a list of (scorer, runs), each scorer its own
+runs, scored as one schedule (the rows pending for any scorer planned into batches, each batch
+scored by every scorer together). `evaluate` calls it once (``schedule="by-scorer"``: once per
+scorer), `run_evals` once per batch of items (every scorer, gate and turn), a Ray actor once per
+batch, the live worker once per sampled batch, `/v1/score` once per window of requests.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from localjudge.evaluation.progress import BatchProgress, OnResults, Progress
 from localjudge.evaluation.store import ResultStore, result_from_dict, result_key
 from localjudge.judge import JudgeOutOfMemory
 from localjudge.result import TRANSIENT_ERRORS, ScoreResult
-from localjudge.samples import Sample
+from localjudge.samples import Sample, run_id_of
 from localjudge.scoring import BatchSteps, Scorer, read_samples, run_together
 
 log = logging.getLogger(__name__)
 
 WINDOW_BATCHES = 16  # rows are length-sorted within windows of this many batches
-Schedule = Literal["together", "by-scorer"]  # how `evaluate` runs several scorers (see `score_rows_together`)
+Schedule = Literal["together", "by-scorer"]  # how `evaluate` runs several scorers (see `score_planned`)
 SCHEDULES: tuple[Schedule, ...] = ("together", "by-scorer")
 
 
@@ -221,84 +222,116 @@ def to_store(pairs: Iterable[tuple[str | None, ScoreResult]]) -> list[tuple[str,
     return [(key, result) for key, result in pairs if key is not None and result.error_kind not in TRANSIENT_ERRORS]
 
 
+ScorerRuns = tuple[Scorer, Sequence[Mapping[str, Any]]]  # a scorer and the runs it judges
+
+
 @dataclass
 class ScorerRows:
-    """What `score_rows` gave: a result and (where readable) a sample per row, and its counts."""
+    """What `score_planned` gave one scorer, by position in its runs: a result per run (a resumed
+    one only when the log's results were given), a sample and key per readable run, and counts."""
 
     results: dict[int, ScoreResult]
     samples: dict[int, Sample]
+    keys: dict[int, str]
     resumed: int
-    new_tokens: int
-    oom_backoffs: int
+    new_tokens: int = 0
+    oom_backoffs: int = 0
 
 
-def score_rows(scorer: Scorer, runs: Sequence[Mapping[str, Any]], indices: Sequence[int],
-               done: Mapping[str, Mapping[str, Any]], store: ResultStore | None, batch_size: int,
-               progress: Progress | None = None, on_results: OnResults | None = None) -> ScorerRows:
-    """One scorer over the rows of `indices`: rows the log holds (`done`, by key) resumed, the
-    others judged in `plan_batches`' batches, each batch's results appended to `store` as it ends.
+def score_planned(jobs: Sequence[ScorerRuns], *, batch_size: int,
+                  done: Mapping[str, Mapping[str, Any]] | Collection[str] = (), store: ResultStore | None = None,
+                  progress: Progress | None = None, on_results: OnResults | None = None,
+                  unreadable: Literal["raise", "record"] = "raise") -> list[ScorerRows]:
+    """The one planner entry: each scorer on its own runs, all of them as one schedule.
 
-    `progress` gets the rows read without a judge call first (resumed and unreadable: also 0,
-    which starts its clock), then each batch's rows as its judge steps end (`BatchProgress`).
-    `on_results` gets the same rows' results: those read without a judge call, then each batch's
-    once it is stored."""
-    reading = read_rows(scorer, runs, indices, done)
-    results: dict[int, ScoreResult] = {**reading.invalid,
-                                       **{i: result_from_dict(done[reading.keys[i]]) for i in reading.done}}
-    if progress:
-        progress(scorer.name, len(results))
-    if on_results and results:
-        on_results(scorer.name, sorted(results.items()))
-    backoffs, tokens = [0], 0
-    for batch in plan_batches(runs, batch_size, reading.pending):
-        counted = BatchProgress(progress, scorer, len(batch))
-        fresh = score_samples(scorer, [reading.samples[i] for i in batch], backoffs, counted.step)
-        results.update(zip(batch, fresh, strict=True))
-        tokens += sum(result.new_tokens for result in fresh)
-        if store is not None:
-            store.append(to_store((reading.keys[i], result) for i, result in zip(batch, fresh, strict=True)))
-        if on_results:
-            on_results(scorer.name, sorted(zip(batch, fresh, strict=True)))
-        counted.end()
-    return ScorerRows(results, reading.samples, len(reading.done), tokens, backoffs[0])
-
-
-def score_rows_together(scorers: Sequence[Scorer], runs: Sequence[Mapping[str, Any]], indices: Sequence[int],
-                        done: Mapping[str, Mapping[str, Any]], store: ResultStore | None, batch_size: int,
-                        progress: Progress | None = None, on_results: OnResults | None = None) -> list[ScorerRows]:
-    """`score_rows` for every scorer at once: each scorer reads the rows (resumed, unreadable,
-    pending) as there; the rows pending for any scorer are planned into `plan_batches`' batches,
-    and each batch is scored by every scorer together (`score_together`: each round of steps in
-    one judge call; at most `batch_size` rows per scorer per call), its fresh results appended to
+    Each scorer reads its runs once (`read_rows`: unreadable, resumed when their key is in `done`,
+    or pending). A run given to several scorers (the same object) is one row: the rows pending
+    for any scorer are planned into `plan_batches`' batches, and each batch is scored by every
+    scorer with rows in it together (`score_together`: each round of steps in one judge call; at
+    most `batch_size` rows per scorer per call). Each batch's fresh results are appended to
     `store` (one append for the batch), then handed to `on_results` and counted to `progress`
-    per scorer, as `score_rows` does."""
-    readings = [read_rows(scorer, runs, indices, done) for scorer in scorers]
-    rows = [ScorerRows({**r.invalid, **{i: result_from_dict(done[r.keys[i]]) for i in r.done}}, r.samples,
-                       len(r.done), 0, 0) for r in readings]
-    for scorer, scored in zip(scorers, rows, strict=True):
+    per scorer. `evaluate` (every scorer on the same runs; ``by-scorer``: this called once per
+    scorer), `run_evals`, a Ray actor, the live worker and `/v1/score` all score through here.
+
+    Args:
+        jobs: (scorer, runs) pairs; a scorer may come twice (a gate named as a scorer).
+        batch_size: Rows per judge call.
+        done: The results log's records by key (a resumed run gets its stored result), or only
+            the keys (a resumed run gets no result here: its key says where it is).
+        store: Where fresh results are appended (None: not kept).
+        progress, on_results: As `evaluate`'s, by position in the scorer's runs.
+        unreadable: A scorer whose reading raises (its key cannot be computed): ``"raise"``, or
+            ``"record"`` each of its runs unscored (`judge_failed`, the error's line).
+
+    Returns:
+        Per job, in order, its `ScorerRows`.
+    """
+    pool: list[Mapping[str, Any]] = []  # the rows: each run object once (its k-th use in a job: its k-th row)
+    rows_of: dict[int, list[int]] = {}
+    places: list[list[int]] = []  # per job, each run's row
+    for _, runs in jobs:
+        uses: dict[int, int] = {}
+        place = []
+        for run in runs:
+            k = uses[id(run)] = uses.get(id(run), -1) + 1
+            have = rows_of.setdefault(id(run), [])
+            if k == len(have):
+                have.append(len(pool))
+                pool.append(run)
+            place.append(have[k])
+        places.append(place)
+    readings, found = [], []
+    for (scorer, runs), place in zip(jobs, places, strict=True):
+        try:
+            reading = read_rows(scorer, pool, place, done)
+        except Exception as error:  # noqa: BLE001 - recorded when asked: one scorer's runs, not the rest
+            if unreadable == "raise":
+                raise
+            failed = judge_failed_results(scorer.name, [run_id_of(run) for run in runs], error)
+            reading = Reading(invalid=dict(zip(place, failed, strict=True)))
+        readings.append(reading)
+        resumed = {i: result_from_dict(done[reading.keys[i]]) for i in reading.done} if isinstance(done, Mapping) \
+            else {}
+        found.append(ScorerRows({**reading.invalid, **resumed}, reading.samples, reading.keys, len(reading.done)))
+    positions = [{i: p for p, i in enumerate(place)} for place in places]  # per job: row -> position
+
+    def hand_over(k: int, pairs: Iterable[tuple[int, ScoreResult]]) -> None:
+        if on_results:
+            on_results(jobs[k][0].name, sorted((positions[k][i], result) for i, result in pairs))
+
+    for k, ((scorer, _), rows) in enumerate(zip(jobs, found, strict=True)):
         if progress:
-            progress(scorer.name, len(scored.results))
-        if on_results and scored.results:
-            on_results(scorer.name, sorted(scored.results.items()))
+            progress(scorer.name, len(rows.results) + (0 if isinstance(done, Mapping) else rows.resumed))
+        if rows.results:
+            hand_over(k, rows.results.items())
     pending = [set(r.pending) for r in readings]
-    backoffs = [[0] for _ in scorers]
-    for batch in plan_batches(runs, batch_size, [i for i in indices if any(i in p for p in pending)]):
+    backoffs = [[0] for _ in jobs]
+    for batch in plan_batches(pool, batch_size, [i for i in range(len(pool)) if any(i in p for p in pending)]):
         mine = [[i for i in batch if i in p] for p in pending]
-        counted = [BatchProgress(progress, scorer, len(m)) for scorer, m in zip(scorers, mine, strict=True)]
-        fresh = score_together([ScorerBatch(scorer, [r.samples[i] for i in m], c.step, b) for scorer, r, m, c, b
-                                in zip(scorers, readings, mine, counted, backoffs, strict=True)])
+        counted = [BatchProgress(progress, scorer, len(m)) for (scorer, _), m in zip(jobs, mine, strict=True)]
+        fresh = score_together([ScorerBatch(scorer, [r.samples[i] for i in m], c.step, b) for (scorer, _), r, m, c, b
+                                in zip(jobs, readings, mine, counted, backoffs, strict=True)])
         kept: list[tuple[str | None, ScoreResult]] = []
-        for scored, r, m, results in zip(rows, readings, mine, fresh, strict=True):
-            scored.results.update(zip(m, results, strict=True))
-            scored.new_tokens += sum(result.new_tokens for result in results)
+        for rows, r, m, results in zip(found, readings, mine, fresh, strict=True):
+            rows.results.update(zip(m, results, strict=True))
+            rows.new_tokens += sum(result.new_tokens for result in results)
             kept += [(r.keys[i], result) for i, result in zip(m, results, strict=True)]
         if store is not None:
             store.append(to_store(kept))
-        for scorer, m, results, c in zip(scorers, mine, fresh, counted, strict=True):
+        for k, (m, results, c) in enumerate(zip(mine, fresh, counted, strict=True)):
             if m:
-                if on_results:
-                    on_results(scorer.name, sorted(zip(m, results, strict=True)))
+                hand_over(k, zip(m, results, strict=True))
                 c.end()
-    for scored, b in zip(rows, backoffs, strict=True):
-        scored.oom_backoffs = b[0]
-    return rows
+    for rows, b, position in zip(found, backoffs, positions, strict=True):
+        rows.oom_backoffs = b[0]
+        rows.results, rows.samples, rows.keys = (_rekeyed(rows.results, position), _rekeyed(rows.samples, position),
+                                                 _rekeyed(rows.keys, position))
+    return found
+
+
+Value = TypeVar("Value")
+
+
+def _rekeyed(table: dict[int, Value], position: dict[int, int]) -> dict[int, Value]:
+    """A table by row (the pool's index) made one by position in a job's runs."""
+    return {position[i]: value for i, value in table.items()}

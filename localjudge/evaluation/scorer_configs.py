@@ -30,7 +30,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from localjudge.evaluation.dataset_runs import ScorerSummary, score_runs
 from localjudge.evaluation.eval_items import Entry, entries_of
 from localjudge.result import ScoreResult
 from localjudge.scoring import Scorer
@@ -151,29 +150,20 @@ def slot_run(path: Path, row: dict[str, Any], target_result: Any,
     return row
 
 
-def score_slots(plan: ScorerPlan, slots: list[tuple[Path, Scorer]], rows: list[dict[str, Any]],
-           ran: list[tuple[list[Any], str | None]], batch_size: int,
-           totals: dict[Path, list[ScorerSummary]] | None = None) -> list[dict[Path, ScoreResult]]:
-    """Each item's result of each slot's scorer, by path: one judge call per scorer step per batch
-    (one slot at a time: a gate may share its name with a scorer); unscored where the target
-    failed (``target_failed``) or the slot has no run for the item (`slot_run`)."""
-    found: list[dict[Path, ScoreResult]] = [{} for _ in rows]
-    for path, scorer in slots:
-        judged: dict[int, dict[str, Any]] = {}
-        for i, (row, (outputs, error)) in enumerate(zip(rows, ran, strict=True)):
-            run: dict[str, Any] | Unscored = ("target_failed", str(error)) if error is not None else slot_run(
-                path, row, outputs[0] if outputs else None, plan.target_type)
-            if isinstance(run, tuple):
-                found[i][path] = ScoreResult.unscored(row["run_id"], scorer.name, *run)
-            else:
-                judged[i] = run
-        if judged:
-            results, summary = score_runs(list(judged.values()), [scorer], batch_size=batch_size)
-            for i, result in zip(judged, results[scorer.name], strict=True):
-                found[i][path] = result
-            if totals is not None:
-                totals[path].append(summary[scorer.name])
-    return [{path: one[path] for path, _ in slots} for one in found]
+def slot_runs(plan: ScorerPlan, path: Path, scorer: Scorer, rows: list[dict[str, Any]],
+              ran: list[tuple[list[Any], str | None]],
+              found: list[dict[Path, ScoreResult]]) -> dict[int, dict[str, Any]]:
+    """The runs the scorer at `path` judges, by item index; each item it has none for is given its
+    unscored result in `found` (``target_failed`` where the target failed, or `slot_run`'s why)."""
+    judged: dict[int, dict[str, Any]] = {}
+    for i, (row, (outputs, error)) in enumerate(zip(rows, ran, strict=True)):
+        run: dict[str, Any] | Unscored = ("target_failed", str(error)) if error is not None else slot_run(
+            path, row, outputs[0] if outputs else None, plan.target_type)
+        if isinstance(run, tuple):
+            found[i][path] = ScoreResult.unscored(row["run_id"], scorer.name, *run)
+        else:
+            judged[i] = run
+    return judged
 
 
 def nested(found: Mapping[Path, Any]) -> dict[str, Any]:
@@ -189,4 +179,4 @@ def nested(found: Mapping[Path, Any]) -> dict[str, Any]:
 
 
 __all__ = ["CONFIG_KEYS", "TARGET_TYPES", "Path", "ScorerPlan", "TargetType", "check_workflow_items", "nested",
-           "plan_of", "score_slots", "slot_run", "workflow_checked", "workflow_row"]
+           "plan_of", "slot_run", "slot_runs", "workflow_checked", "workflow_row"]

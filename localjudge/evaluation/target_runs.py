@@ -9,10 +9,11 @@ are done with results keyed by scorer id; `scores` holds the unrounded mean per 
 `summary` counts the items and, per scorer or gate id, the runs declared not scorable (left out
 of every mean); thresholds and gates give the verdict (`localjudge.evaluation.assertions`).
 Scorers may be Mastra's agent or workflow config, results nested as it is (`scorer_configs`).
-Unlike Mastra's: items are scored a batch at a time (one judge call per scorer step per batch,
-not per item), and a target or scorer that fails on one item is recorded on that item; the run
-always goes on (Mastra aborts the whole run). So that such a run still never passes, a
-threshold with a failed run fails and a gate's failed run counts 0 (`assertions`).
+Unlike Mastra's: items are scored a batch at a time, every scorer, gate and turn check of the
+batch as one schedule (each round of steps of all of them in one judge call, not one per item),
+and a target or scorer that fails on one item is recorded on that item; the run always goes on
+(Mastra aborts the whole run). So that such a run still never passes, a threshold with a failed
+run fails and a gate's failed run counts 0 (`assertions`).
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from localjudge.evaluation.assertions import (
     threshold_results,
     verdict,
 )
-from localjudge.evaluation.dataset_runs import ScorerSummary, score_runs
+from localjudge.evaluation.dataset_runs import ScorerSummary
 from localjudge.evaluation.eval_items import Entry, Turn, check_items, gates_of, row_of, run_target, turns_of
+from localjudge.evaluation.eval_scoring import score_items
 from localjudge.evaluation.eval_store import EvalScoreSink, eval_sink, save_batch
 from localjudge.evaluation.scorer_configs import (
     Path,
@@ -42,7 +44,6 @@ from localjudge.evaluation.scorer_configs import (
     check_workflow_items,
     nested,
     plan_of,
-    score_slots,
     workflow_checked,
     workflow_row,
 )
@@ -190,9 +191,7 @@ def run_evals(
                 ran = [workflow_checked(r) for r in ran]
             rows = [_row(plan, item, outputs, error, str(start + i))
                     for i, (item, (outputs, error)) in enumerate(zip(chunk, ran, strict=True))]
-            judged = score_slots(plan, plan.slots, rows, ran, batch_size, totals)
-            gated = score_slots(plan, gate_slots, rows, ran, batch_size)
-            turns = _score_turns(chunk, ran, rows, [i for i, (_, e) in enumerate(ran) if e is None], batch_size)
+            judged, gated, turns = score_items(plan, gate_slots, chunk, rows, ran, batch_size, totals)
             if sink is not None:
                 save_batch(sink, named, plan, chunk, rows, ran, judged, turns)
             for i, (item, (outputs, error)) in enumerate(zip(chunk, ran, strict=True)):
@@ -209,34 +208,6 @@ def _row(plan: ScorerPlan, item: Mapping[str, Any], outputs: list[Any], error: s
          index: str) -> dict[str, Any]:
     row = row_of(item, outputs, index)
     return workflow_row(row) if plan.target_type == "workflow" and error is None else row
-
-
-def _score_turns(chunk: list[Mapping[str, Any]], ran: list[tuple[list[Any], str | None]],
-                 rows: list[dict[str, Any]], good: list[int], batch_size: int) -> list[list[dict[str, ScoreResult]]]:
-    """Each ``turns`` item's turns judged on their own input and output: per item, per turn,
-    the results keyed by gate or scorer id. Every (turn, scorer) pair of the chunk that shares a
-    scorer is scored in one batch. Where the item's target failed, every turn's gates and scorers
-    are unscored (``target_failed``), so the failure reaches the turns' gates and thresholds."""
-    found: list[list[dict[str, ScoreResult]]] = [[] for _ in chunk]
-    wanted: dict[int, tuple[Scorer, list[tuple[int, int, dict[str, Any]]]]] = {}
-    for i, item in enumerate(chunk):
-        if "turns" not in item:
-            continue
-        turns = turns_of(item)
-        found[i] = [{} for _ in turns]
-        for t, turn in enumerate(turns):
-            run_id = f"{rows[i]['run_id']}/turn-{t}"
-            for scorer in [*turn.gates, *(s for s, _ in turn.scorers)]:
-                if i not in good:
-                    found[i][t][scorer.id] = ScoreResult.unscored(run_id, scorer.name, "target_failed", str(ran[i][1]))
-                    continue
-                row = {**rows[i], "input": turn.input, "output": ran[i][0][t], "run_id": run_id}
-                wanted.setdefault(id(scorer), (scorer, []))[1].append((i, t, row))
-    for scorer, places in wanted.values():
-        results, _ = score_runs([row for _, _, row in places], [scorer], batch_size=batch_size)
-        for (i, t, _), result in zip(places, results[scorer.name], strict=True):
-            found[i][t][scorer.id] = result
-    return found
 
 
 def _result(items: list[ItemResult], runs: list[dict[Path, ScoreResult]], plan: ScorerPlan, gates: list[Scorer],

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from localjudge.evaluation import score_runs
+from localjudge.evaluation import score_planned
 from localjudge.live.mastra import MastraScores, is_mastra_url
 from localjudge.live.sampling import Sampler
 from localjudge.live.sigterm import exit_on_sigterm_by_default
@@ -290,11 +290,11 @@ class LiveScorer:
                     self._idle.notify_all()
 
     def _score(self, batch: list[tuple[dict[str, Any], list[Scorer]]]) -> None:
-        delivered: list[tuple[dict[str, Any], ScoreResult, Scorer]] = []
-        for scorer, _ in self._entries:
-            runs = [run for run, chosen in batch if scorer in chosen]
-            if runs:
-                delivered += ((run, result, scorer) for run, result in zip(runs, _results(scorer, runs), strict=True))
+        jobs = [(scorer, [run for run, chosen in batch if scorer in chosen]) for scorer, _ in self._entries]
+        jobs = [(scorer, runs) for scorer, runs in jobs if runs]
+        scored = _scored(jobs, len(batch))  # every sampled scorer as one schedule
+        delivered = [(run, result, scorer) for (scorer, runs), results in zip(jobs, scored, strict=True)
+                     for run, result in zip(runs, results, strict=True)]
         with self._lock:
             self._counts["scored"] += sum(r.scored for _, r, _ in delivered)
             self._counts["unscored"] += sum(r.failed for _, r, _ in delivered)
@@ -348,12 +348,27 @@ class LiveScorer:
         return failed
 
 
-def _results(scorer: Scorer, runs: list[dict[str, Any]]) -> list[ScoreResult]:
-    """One result per run: `score_runs` (one judge call per step for these runs, a judge failure
-    recorded on each run); if it raises outside the judge, each run alone, and a run that still
-    raises is recorded unscored, alone."""
+def _scored(jobs: list[tuple[Scorer, list[dict[str, Any]]]], rows: int) -> list[list[ScoreResult]]:
+    """Per scorer, one result per run it sampled: every scorer on its runs as one schedule (the
+    planner's `score_planned`: each round of steps in one judge call, a judge failure recorded on
+    each run); if that raises outside the judge, each scorer alone (`_results`)."""
     try:
-        return score_runs(runs, [scorer], batch_size=len(runs))[0][scorer.name]
+        scored = score_planned(jobs, batch_size=max(rows, 1))
+        return [[one.results[p] for p in range(len(runs))] for (_, runs), one in zip(jobs, scored, strict=True)]
+    except Exception as error:  # noqa: BLE001 - one bad scorer or run must not cost the batch
+        if len(jobs) > 1:
+            log.warning("live scoring: a batch of %d scorers failed outside the judge (%s); scoring each alone",
+                        len(jobs), error)
+        return [_results(scorer, runs) for scorer, runs in jobs]
+
+
+def _results(scorer: Scorer, runs: list[dict[str, Any]]) -> list[ScoreResult]:
+    """One result per run: the planner's `score_planned` (one judge call per step for these runs, a
+    judge failure recorded on each run); if it raises outside the judge, each run alone, and a run
+    that still raises is recorded unscored, alone."""
+    try:
+        one = score_planned([(scorer, runs)], batch_size=len(runs))[0]
+        return [one.results[p] for p in range(len(runs))]
     except Exception as error:  # noqa: BLE001 - one bad run must not cost the batch
         if len(runs) > 1:
             log.warning("live scoring: a batch of %d failed outside the judge (%s); scoring its runs one by one",

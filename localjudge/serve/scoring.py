@@ -5,7 +5,7 @@ in the shapes `localjudge score` reads (Mastra's agent runs, or plain `input`/`o
 Each run gets one result in localjudge's result shape (`ScoreResult.to_dict`: score, prob_score,
 reason, every step's result and prompt, or the error and its kind: unscored, never guessed).
 
-Requests that arrive together are scored as one schedule (`evaluation.score_together`: each
+Requests that arrive together are scored as one schedule (`evaluation.score_planned`: each
 round, the same step of every scorer's rows in one judge call), exactly as `evaluate` batches a
 file; on the judge's one worker, between the chat requests' calls. A scorer is built once per
 distinct (name, options, mode, compat, scale).
@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from localjudge.evaluation import ScorerBatch, read_rows, score_together
+from localjudge.evaluation import score_planned
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
 from localjudge.scorers import build_scorer
@@ -118,18 +118,10 @@ class _Job:
 
 def score_jobs(jobs: Sequence[tuple[Scorer, Sequence[Mapping[str, Any]]]]) -> list[list[ScoreResult]]:
     """Each job's runs scored, all jobs as one schedule: per job, one result per run, in order.
-    A run the scorer cannot read gets its `invalid_run` result, the others are judged."""
-    batches, readings = [], []
-    for scorer, runs in jobs:
-        reading = read_rows(scorer, runs, range(len(runs)), ())
-        readings.append(reading)
-        batches.append(ScorerBatch(scorer, [reading.samples[i] for i in reading.pending]))
-    judged = score_together(batches)
-    out = []
-    for (_, runs), reading, results in zip(jobs, readings, judged, strict=True):
-        by_row = dict(zip(reading.pending, results, strict=True)) | reading.invalid
-        out.append([by_row[i] for i in range(len(runs))])
-    return out
+    A run the scorer cannot read gets its `invalid_run` result, the others are judged: one batch
+    of every run (the planner's `score_planned`, longest first, as `evaluate` orders a batch)."""
+    scored = score_planned(jobs, batch_size=max(sum(len(runs) for _, runs in jobs), 1))
+    return [[one.results[p] for p in range(len(runs))] for (_, runs), one in zip(jobs, scored, strict=True)]
 
 
 class ScoreBatcher:

@@ -73,14 +73,14 @@ def test_an_unreadable_row_is_recorded_with_no_key(fake_judge: FakeJudgeFactory)
 def test_an_exception_in_a_scorer_s_batch_comes_back_as_each_row_s_error(fake_judge: FakeJudgeFactory,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Raised out of an actor, Ray Data would drop the batch as a dead actor's, losing the error."""
-    from localjudge.cluster import plan
+    from localjudge.evaluation import planner  # the actor reads through the planner's one entry
 
     def breaks_on_toxicity(scorer: Any, *args: Any, **kwargs: Any) -> Any:
         if scorer.name == "toxicity":
             raise RuntimeError("the engine broke\n  on two lines")
         return read_rows(scorer, *args, **kwargs)
 
-    monkeypatch.setattr(plan, "read_rows", breaks_on_toxicity)
+    monkeypatch.setattr(planner, "read_rows", breaks_on_toxicity)
     runs = runs_of(3)
     names = [s.name for s in SPECS]
     collector = Collector(names, [r["run_id"] for r in runs], None, {})

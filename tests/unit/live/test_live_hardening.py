@@ -91,14 +91,14 @@ def test_a_record_the_store_refuses_costs_only_itself(caplog: pytest.LogCaptureF
 
 
 def test_a_run_that_cannot_be_scored_is_recorded_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real = worker.score_runs
+    real = worker.score_planned
 
-    def breaks_on_r2(batch: Any, *args: Any, **kwargs: Any) -> Any:
-        if any(run["run_id"] == "r2" for run in batch):
+    def breaks_on_r2(jobs: Any, **kwargs: Any) -> Any:
+        if any(run["run_id"] == "r2" for _, runs in jobs for run in runs):
             raise RuntimeError("a bug outside the judge")
-        return real(batch, *args, **kwargs)
+        return real(jobs, **kwargs)
 
-    monkeypatch.setattr(worker, "score_runs", breaks_on_r2)
+    monkeypatch.setattr(worker, "score_planned", breaks_on_r2)
     live, seen = score_all(tmp_path / "live.db", runs())
     rows = {r["run_id"]: r for r in read_results(tmp_path / "live.db")}
     assert sorted(rows) == seen == ["r0", "r1", "r2", "r3"]
