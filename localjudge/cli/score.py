@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -43,8 +41,10 @@ from localjudge.evaluation import (
     check_result_columns,
     decode_cell,
     evaluate,
+    evaluate_ranked,
     read_table,
     rows_to_runs,
+    start_ranks,
     to_dataset,
     write_table,
 )
@@ -100,8 +100,7 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
         store = ResultStore(scratch_dir(args.out), writer=f"rank-{rank}", fresh=True)
     if world > 1:
         assert store is not None
-        done_mark(store.folder, rank).unlink(missing_ok=True)  # an earlier run's
-        wait_for_everyone()  # the ranks start together: every old mark is gone before any new one
+        start_ranks(store.folder, rank, wait_for_everyone)  # every old mark gone before any new one
     judge = shared.build_judge(args, device=distributed_device() if world > 1 else None) if judged else None
     if judge is None:
         print("judge: none (every scorer is model-free)", file=sys.stderr)
@@ -109,26 +108,19 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
     calibrate = calibrator(args, scorers, dataset.column_names)  # --calibration's judge and version, before scoring
     bars = Bars(len(dataset) if world == 1 else -(-len(dataset) // world), not args.quiet)
     printed = not args.out  # each batch's rows printed as it is scored (--out: the file is written at the end)
+    on_results = row_printer(dataset, bars.write, columns) if printed else None
     try:
-        result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store,
-                          shard=(rank, world) if world > 1 else None, progress=bars,
-                          on_results=row_printer(dataset, bars.write, columns) if printed else None)
+        if world > 1:  # this rank's share; rank 0 then merges every rank's rows (the library's evaluate_ranked)
+            assert store is not None
+            result = evaluate_ranked(dataset, scorers, rank=rank, world=world, store=store, batch_size=args.batch_size,
+                                     columns=columns, progress=bars, on_results=on_results, scratch=args.no_resume)
+        else:
+            result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store,
+                              progress=bars, on_results=on_results)
     finally:
         bars.close()
-    if world > 1:
-        assert store is not None
-        wait_for_ranks(store.folder, rank, world)
-        if rank != 0:
-            return 0
-        if args.no_resume:  # this run's ranks' logs only: drop any a crashed run with more ranks left
-            ranks = {f"rank-{r}" for r in range(world)}
-            for log_file in scratch_dir(args.out).glob("*.jsonl"):
-                if log_file.stem not in ranks:
-                    log_file.unlink()
-            store = ResultStore(scratch_dir(args.out), writer="rank-0")
-        result = evaluate(dataset, scorers, batch_size=args.batch_size, columns=columns, store=store)
-        if args.no_resume:
-            shutil.rmtree(scratch_dir(args.out), ignore_errors=True)
+    if result is None:
+        return 0  # a rank other than 0: its rows are written
     return report(args, calibrate(result), names, options, judged, printed=printed)
 
 
@@ -230,27 +222,6 @@ def distributed_device() -> str:
 
 def wait_for_everyone() -> None:
     distributed_state().wait_for_everyone()
-
-
-def done_mark(folder: Path, rank: int) -> Path:
-    return folder / f"rank-{rank}.done"
-
-
-def wait_for_ranks(folder: Path, rank: int, world: int, poll: float = 0.5) -> None:
-    """Mark this rank's rows as all written; rank 0 waits for every rank's mark, then removes
-    them. Files, not a collective barrier: ranks may finish hours apart, and NCCL's barrier
-    times out after 10 minutes (the merge would be lost). If a rank dies, `accelerate launch`
-    stops the others."""
-    marks = [done_mark(folder, r) for r in range(world)]
-    marks[rank].touch()
-    if rank != 0:
-        return
-    while not all(mark.exists() for mark in marks):
-        time.sleep(poll)
-    for mark in marks:
-        mark.unlink()
-
-
 
 
 def add_score_parser(sub: Any) -> None:

@@ -8,6 +8,7 @@ a run reports while it goes), `target_runs`
 `eval_scoring` judges a batch of them as one schedule,
 `assertions` its gates and verdict, `scorer_configs` Mastra's agent and workflow scorer configs,
 `eval_store` what it hands a Mastra store),
+`ranks` (`evaluate_ranked`: data-parallel ranks on one results folder, rank 0 merging),
 `store` (append-only, content-keyed result logs: what resumes a run), `run_lock` (one run at a
 time on an output), `tables` (row files in and out: JSONL, JSON, CSV, parquet, folders of them, dataset folders).
 """
@@ -44,6 +45,7 @@ from localjudge.evaluation.planner import (
     to_store,
 )
 from localjudge.evaluation.progress import OnResults, Progress
+from localjudge.evaluation.ranks import done_mark, evaluate_ranked, start_ranks, wait_for_ranks
 from localjudge.evaluation.run_lock import RunLock, RunLockedError
 from localjudge.evaluation.store import ResultStore, result_from_dict, result_key
 from localjudge.evaluation.tables import FOLDER_ROW, WRITE_SUFFIXES, decode_cell, read_table, write_table
@@ -90,6 +92,10 @@ __all__ = [
     "check_result_columns",
     "decode_cell",
     "evaluate",
+    "evaluate_ranked",
+    "done_mark",
+    "start_ranks",
+    "wait_for_ranks",
     "judge_failed_results",
     "plan_batches",
     "read_rows",

@@ -7,7 +7,7 @@ import threading
 import time
 from pathlib import Path
 
-from localjudge.cli.score import done_mark, wait_for_ranks
+from localjudge.evaluation import done_mark, wait_for_ranks
 
 
 def test_rank_zero_waits_for_every_rank_then_clears_the_marks(tmp_path: Path) -> None:
