@@ -131,6 +131,7 @@ class Run:
     stderr: str
     seconds: float
     stored: frozenset[str] = frozenset()  # run ids in the resume log when the run ended
+    out: Path | None = None  # the command's --out
 
 
 def score_command(url: str, out: Path) -> list[str]:
@@ -160,7 +161,7 @@ def finish(process: subprocess.Popen[str], folder: Path, name: str, began: float
     # a stored result's run id is its row number in the example file (the command names no --id-col)
     stored = frozenset(RUN_IDS[int(json.loads(line)["result"]["run_id"])]
                        for line in log.read_text(encoding="utf-8").splitlines()) if log.exists() else frozenset()
-    return Run(rows, stdout, stderr, time.monotonic() - began, stored)
+    return Run(rows, stdout, stderr, time.monotonic() - began, stored, out)
 
 
 def killed_run(server: ServerProcess, folder: Path) -> Run:

@@ -96,6 +96,10 @@ def test_the_killed_run_keeps_what_was_scored_and_leaves_the_rest_unscored_with_
         assert all(r[f"{name}_score"] is None and r[f"{name}_error_kind"] == "judge_failed"
                    and f"the server at {host}" in r[f"{name}_error"] for r in failed), failed
     assert f"judge: smollm2@{host}:vllm-0.32.0:greedy+repeat-guard-" in killed.stderr
+    unscored = sum(r[f"{name}_error_kind"] == "judge_failed" for r in rows for name in SCORERS)
+    # the line docs/cli.md promises, naming the --out the resume below reruns on
+    assert (f"{unscored} result(s) unscored by a judge failure (judge_failed: a server or device that failed): "
+            f"rerun the same command with --out {killed.out} to score only those; the rest are kept") in killed.stderr
     assert "+json-whitespace" not in killed.stderr and "+grammar-" not in killed.stderr
 
 
