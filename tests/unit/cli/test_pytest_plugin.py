@@ -4,12 +4,13 @@ A failed assertion shows the score, the bound, the claims, each verdict with its
 reason and the judge's identity; an unscored run always fails; `scored` is one judge call per
 step for all its runs; the `judge` fixture loads once per run from the flag or the environment
 variable, fails clearly without either, and is replaced by a conftest fixture; the entry point
-makes the plugin active with no `-p`; the example in `examples/` runs as written on a FakeJudge.
+makes the plugin active with no `-p`; the example in `examples/` runs on a FakeJudge by the two
+commands docs/pytest-plugin.md gives, word for word.
 """
 
 from __future__ import annotations
 
-import json
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -249,45 +250,49 @@ def test_the_entry_point_makes_the_plugin_active_without_p(pytester: pytest.Pyte
     off.stdout.fnmatch_lines(["*fixture 'judge' not found*"])
 
 
-EXAMPLE_CONFTEST = '''
-import json
-import pytest
-from localjudge import FakeJudge
-
-def claims(prompt):
-    text = prompt[-1]["content"].split("<<<TEXT\\n", 1)[1].split("\\nTEXT>>>", 1)[0]
-    return {"claims": [text]}
-
-def hallucination(prompt):  # the context says 1889
-    wrong = "1925" in prompt[-1]["content"]
-    verdict = "unsupported" if wrong else "supported"
-    return {"verdicts": [{"verdict": verdict, "reason": "Checked against the context."}]}
-
-JUDGE = FakeJudge({"Claims": claims, "HallucinationVerdicts": hallucination,
-                   "ToxicityVerdicts": lambda prompt: {"verdicts": [{"verdict": "no",
-                                                                     "severity": "none", "reason": "Polite."}]},
-                   "Reason": lambda prompt: {"reason": "Fine."}})
-
-@pytest.fixture(scope="session")
-def judge():
-    return JUDGE
-
-def pytest_sessionfinish(session):
-    calls = [[call.schema_names[0], len(call.prompts)] for call in JUDGE.calls]
-    (session.config.rootpath / "calls.json").write_text(json.dumps(calls))
-'''
+# docs/pytest-plugin.md's two commands, run here as written (pytest in-process, through pytester),
+# the plugin's own `judge` fixture loading `example_judge()` where the model would load
+IN_YOUR_PROJECT = "pytest --localjudge-model models/smollm2-135m-instruct"
+THE_EXAMPLE = ".venv/bin/python -m pytest examples/test_with_localjudge.py --localjudge-model models/smollm2-135m-instruct"  # noqa: E501
 
 
-def test_the_example_runs_as_written_on_a_fake_judge(pytester: pytest.Pytester) -> None:
-    pytester.makeconftest(EXAMPLE_CONFTEST)
-    pytester.makepyfile(test_with_localjudge=EXAMPLE.read_text(encoding="utf-8"))
-    result = pytester.runpytest("-v")
+def example_judge() -> FakeJudge:
+    """Right about the example's runs: each output one claim, hallucinated where it says 1925 (the
+    context says 1889), nothing toxic."""
+    def claims(prompt: Any) -> dict[str, Any]:
+        return {"claims": [prompt[-1]["content"].split("<<<TEXT\n", 1)[1].split("\nTEXT>>>", 1)[0]]}
+
+    def hallucination(prompt: Any) -> dict[str, Any]:
+        verdict = "unsupported" if "1925" in prompt[-1]["content"] else "supported"
+        return {"verdicts": [{"verdict": verdict, "reason": "Checked against the context."}]}
+
+    return FakeJudge({"Claims": claims, "HallucinationVerdicts": hallucination,
+                      "ToxicityVerdicts": lambda prompt: {"verdicts": [{"verdict": "no", "severity": "none",
+                                                                        "reason": "Polite."}]},
+                      "Reason": lambda prompt: {"reason": "Fine."}})
+
+
+@pytest.mark.parametrize("command", [IN_YOUR_PROJECT, THE_EXAMPLE])
+def test_the_documented_commands_run_the_example_on_a_fake_judge(command: str, pytester: pytest.Pytester,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    judge = example_judge()
+    loads: list[Path] = []
+
+    def load(path: Path, **options: Any) -> FakeJudge:
+        loads.append(path)
+        return judge
+
+    stand_in_engine(monkeypatch, load)
+    (pytester.path / "examples").mkdir()
+    (pytester.path / "examples" / "test_with_localjudge.py").write_text(EXAMPLE.read_text(encoding="utf-8"))
+    words = shlex.split(command)
+    result = pytester.runpytest(*words[words.index("pytest") + 1:])  # `pytest ...`, `python -m pytest ...`
     result.assert_outcomes(passed=4)
-    result.stdout.fnmatch_lines(["*test_each_case?right-year? PASSED*", "*test_each_case?wrong-year? PASSED*"])
-    calls = json.loads((pytester.path / "calls.json").read_text())
-    assert calls == [["ToxicityVerdicts", 1], ["Reason", 1],  # assert_score: one run
-                     ["Claims", 2], ["HallucinationVerdicts", 2], ["Reason", 2],  # assert_scores: one batch
-                     ["Claims", 2], ["HallucinationVerdicts", 2], ["Reason", 2]]  # both parametrized cases
+    assert loads == [pytester.path / "models" / "smollm2-135m-instruct"]  # once, read from where pytest started
+    assert [[call.schema_names[0], len(call.prompts)] for call in judge.calls] == [
+        ["ToxicityVerdicts", 1], ["Reason", 1],  # assert_score: one run
+        ["Claims", 2], ["HallucinationVerdicts", 2], ["Reason", 2],  # assert_scores: one batch
+        ["Claims", 2], ["HallucinationVerdicts", 2], ["Reason", 2]]  # both parametrized cases
 
 
 def test_the_engine_flag_loads_the_judge_on_vllm(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
