@@ -1,14 +1,13 @@
 """The runnable Mastra example (examples/mastra/), run as docs/mastra-storage.md's "Try it" section
 tells a reader to: its three commands word for word, each output held to what the page shows.
 
-The commands run in a scratch folder laid out as the repository (examples/mastra's files, `models`
-and `.venv` linked), so the example's store is written there. The page's set-up block is checked,
-not run: its `scripts/setup_node.sh` is the tier's own set-up, its `export PATH=...` is the PATH
-the commands run with here (the pinned Node.js 22: checked), and for its `npm install --prefix
-examples/mastra` examples/mastra/node_modules is the harness's (tests/differential/node, installed
-from its lockfile), whose versions the example's package.json must pin (checked here). This is
-the tier's one pass on the default model: each score the judge wrote is read back through
-Mastra's API with localjudge's score, reason and judge.
+The commands run in a scratch folder laid out as the repository (examples/mastra's files, `models`,
+`.venv` and tests/differential/node linked), so the example's store is written there. The page's
+set-up block runs too, but for its `scripts/setup_node.sh`, the tier's own set-up: its `export
+PATH=...` (the pinned Node.js 22: checked) and its `npm install --prefix examples/mastra`, from the
+npm registry (~20 s with npm's cache warm from setup_node.sh; the example's package.json pins the
+harness's versions, checked here). This is the tier's one pass on the default model: each score
+the judge wrote is read back through Mastra's API with localjudge's score, reason and judge.
 """
 
 from __future__ import annotations
@@ -111,9 +110,10 @@ def test_the_documented_commands_run_as_shown(storage_ready: None, tmp_path: Pat
     folder.mkdir(parents=True)
     for name in ("app.mjs", "read_scores.mjs", "package.json"):
         shutil.copy(EXAMPLE / name, folder / name)
-    (folder / "node_modules").symlink_to(HARNESS / "node_modules")  # the set-up's stand-in
     (tmp_path / "models").symlink_to(ROOT / "models")
     (tmp_path / ".venv").symlink_to(Path(sys.prefix))  # .venv/bin/localjudge: the Python running this tier
+    (tmp_path / "tests" / "differential").mkdir(parents=True)
+    (tmp_path / "tests" / "differential" / "node").symlink_to(HARNESS)  # setup_node.sh's Node, which PATH names
     node_bin = ROOT / NODE_BIN  # the page's `export PATH=...`
     version = subprocess.run([str(node_bin / "node"), "--version"], capture_output=True, text=True, check=True)
     assert version.stdout.startswith("v22."), version.stdout  # Mastra asks for >= 22.13
@@ -125,6 +125,7 @@ def test_the_documented_commands_run_as_shown(storage_ready: None, tmp_path: Pat
         assert done.returncode == 0, f"{command}\n{done.stderr[-3000:]}"
         return done
 
+    run(SET_UP.split("\n", 1)[1])  # export PATH=...; npm install --prefix examples/mastra
     (app, app_shown), (scoring, score_shown), (reading, read_shown) = pairs
     assert run(app).stdout == app_shown  # the mock model answers the same every time
     done = run(scoring)
