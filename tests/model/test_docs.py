@@ -1,6 +1,6 @@
 """The docs' `<!-- needs-model -->` Python blocks, and the commands run on their `<!-- file: NAME -->`
-blocks, on the default model (the unit tier runs them on the fake judge: tests/unit/test_docs.py,
-which also holds the page parsing used here)."""
+blocks, on the default model (the unit tier runs them on the fake judge: tests/unit/test_docs.py and
+tests/unit/test_doc_commands.py, which also hold the page parsing used here)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import make_fake_judge
-from tests.unit.test_docs import PAGES_WITH_FILES, PAGES_WITH_MODEL_EXAMPLES, rel, run_file_blocks, run_page
+from tests.unit.test_doc_commands import PAGES_WITH_FILES, run_commands
+from tests.unit.test_docs import PAGES_WITH_MODEL_EXAMPLES, rel, run_page
 
 
 @pytest.mark.parametrize("page", PAGES_WITH_MODEL_EXAMPLES, ids=rel)
@@ -25,6 +26,5 @@ def test_file_blocks_run_on_the_default_model(page: Path, model_dir: Path, tmp_p
                                               monkeypatch: pytest.MonkeyPatch,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     """The page's command, word for word, on the file it asks the reader to save: exit 0, no traceback."""
-    problems = run_file_blocks(page.read_text(encoding="utf-8"), page, tmp_path, monkeypatch, capsys,
-                               real_model=True)
+    problems = run_commands(page, page.read_text(encoding="utf-8"), tmp_path, monkeypatch, capsys, real_model=True)
     assert not problems, "\n".join(problems)

@@ -10,11 +10,9 @@
   judge (a stand-in engine: nothing heavy is imported); tests/model/test_docs.py runs those
   blocks on the default model. A block after `<!-- needs-gpu -->` (vLLM on GPUs) or
   `<!-- needs-ray -->` (a Ray cluster; tests/ray runs `evaluate_on_ray` itself) is only compiled.
-- A block right after `<!-- file: NAME -->` is a file the page asks the reader to save: it is
-  written to disk under NAME (in a scratch folder beside the repository's `examples/` and
-  `models/`), not run in the page's namespace, and every `localjudge` command of the page's
-  ```bash blocks that names NAME is run on it, word for word, on the fake judge (the CLI's judge
-  replaced): exit 0, no traceback. A broken file block fails it (a test breaks one).
+- A block right after `<!-- file: NAME -->` is a file the page asks the reader to save, not run in
+  the page's namespace: tests/unit/test_doc_commands.py writes it under NAME and runs the page's
+  shell commands on it, as it runs (or checks the class of) every shell block.
 - `docs/cli.md` documents exactly the flags of `localjudge <command> --help`: a `## ` heading
   names its commands in backticks (`localjudge` alone for the global flags), and each flag is
   the first cell of a table row under it.
@@ -272,87 +270,6 @@ def test_pages_have_examples() -> None:
     """The example checks run on something: the README's own example loads a model."""
     assert ROOT / "README.md" in PAGES_WITH_MODEL_EXAMPLES
     assert len(PAGES_WITH_EXAMPLES) >= 5
-
-
-# --- file blocks and the commands run on them -----------------------------------------------
-
-# Answers for the schemas the docs' file blocks declare (the built-in ones have `make_fake_judge`'s).
-FILE_BLOCK_ANSWERS = {"Conciseness": {"verdict": "concise", "reason": "Short and to the point."}}
-
-
-def file_blocks(text: str, page: Path) -> tuple[dict[str, str], list[list[str]]]:
-    """A page's file blocks (name -> text) and the `localjudge` commands of its bash blocks that
-    name one of them, as words (a line continued with a backslash is one command)."""
-    import shlex
-
-    _, blocks = parse(text, page)
-    files = {b.file_name: b.code + "\n" for b in blocks if b.file_name}
-    commands = []
-    for block in blocks:
-        if block.lang not in ("bash", "sh", "shell") or not any(name in block.code for name in files):
-            continue
-        for line in block.code.replace("\\\n", " ").split("\n"):
-            words = shlex.split(line, comments=True)
-            if words and any(name in words for name in files):
-                assert Path(words[0]).name == "localjudge", \
-                    f"{rel(page)}:{block.line}: a command on a file block that is not `localjudge`: {line.strip()}"
-                commands.append(words)
-    return files, commands
-
-
-def run_file_blocks(text: str, page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                    capsys: pytest.CaptureFixture[str], *, real_model: bool = False) -> list[str]:
-    """Write the page's file blocks under their names, run its commands on them (the CLI's judge
-    the fake judge; `real_model`: the model the command names, tests/model/test_docs.py), and
-    return what went wrong: a command's exit code, a traceback, an unscored row (on the fake judge)."""
-    from localjudge.cli.main import main
-    from tests.fakes import cli_judge
-
-    files, commands = file_blocks(text, page)
-    for name, code in files.items():
-        (tmp_path / name).write_text(code, encoding="utf-8")
-    for folder in ("examples", "models"):
-        (tmp_path / folder).symlink_to(ROOT / folder, target_is_directory=True)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("localjudge.scorers.SCORERS", dict(SCORERS))  # the file's register_scorer stays here
-    if not real_model:
-        cli_judge(monkeypatch, make_fake_judge(FILE_BLOCK_ANSWERS))
-    problems = []
-    for words in commands:
-        status = main(["--quiet", *words[1:]])
-        out, err = capsys.readouterr()
-        shown = " ".join(words)
-        if status != 0 or "Traceback" in err:
-            problems.append(f"{rel(page)}: `{shown}` exited {status}: {err.strip()[-600:]}")
-        if not real_model:  # the default model judges near chance: its rows may be unscored, with the reason
-            problems += [f"{rel(page)}: `{shown}`: {line}" for line in out.splitlines() if ": unscored (" in line]
-    return problems
-
-
-PAGES_WITH_FILES = [p for p in example_pages() if file_blocks(p.read_text(encoding="utf-8"), p)[0]]
-
-
-@pytest.mark.parametrize("page", PAGES_WITH_FILES, ids=rel)
-def test_file_blocks_run_as_the_page_says(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
-    text = page.read_text(encoding="utf-8")
-    assert file_blocks(text, page)[1], f"{rel(page)}: a file block, and no localjudge command runs on it"
-    problems = run_file_blocks(text, page, tmp_path, monkeypatch, capsys)
-    assert not problems, "\n".join(problems)
-
-
-def test_a_broken_file_block_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                   capsys: pytest.CaptureFixture[str]) -> None:
-    """The scorer file of docs/writing-scorers.md without its `create_scorer` import (as the page
-    once had it) fails the check, in the one line the CLI gives for it."""
-    page = ROOT / "docs" / "writing-scorers.md"
-    assert page in PAGES_WITH_FILES
-    text = page.read_text(encoding="utf-8")
-    broken = text.replace("from localjudge import JudgeStep, create_scorer\n", "from localjudge import JudgeStep\n", 1)
-    assert broken != text
-    problems = run_file_blocks(broken, page, tmp_path, monkeypatch, capsys)
-    assert problems and "NameError: name 'create_scorer' is not defined" in problems[0]
-    assert "Traceback" not in problems[0]
 
 
 # --- CLI flags -------------------------------------------------------------------------------
