@@ -49,7 +49,7 @@ def one_pass(judge: Any, bench: Any, runs: list[dict[str, Any]], batch_size: int
              label: str) -> dict[str, Any]:
     """Score `runs` with the benchmark's scorer on `judge` (timed); its figures."""
     from localjudge.engines.transformers.decode import DecodeStats
-    from localjudge.evaluation.dataset_runs import score_runs
+    from localjudge.evaluation import score_runs
     from localjudge.scorers import SCORERS
 
     recorder = RecordingJudge(judge)
@@ -105,7 +105,7 @@ def main() -> None:
     set_offline_env()
 
     from localjudge.bench.data import load_benchmark, rows_to_runs, select_benchmarks
-    from localjudge.engines.transformers.judge import TransformersJudge
+    from localjudge.engines.transformers import TransformersJudge
 
     set_torch_threads(args.threads)
     benches = select_benchmarks(args.benchmarks.split(",") if args.benchmarks else None)

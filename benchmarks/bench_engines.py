@@ -39,9 +39,8 @@ def run(args: argparse.Namespace) -> None:
 
     os.environ.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
     from localjudge.bench.data import load_benchmark, rows_to_runs, select_benchmarks
-    from localjudge.engines import set_threads
-    from localjudge.engines.choice import load_judge
-    from localjudge.evaluation.dataset_runs import score_runs
+    from localjudge.engines import load_judge, set_threads
+    from localjudge.evaluation import score_runs
     from localjudge.scorers import SCORERS
 
     set_threads(args.threads, args.engine)

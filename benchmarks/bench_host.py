@@ -80,7 +80,7 @@ def main() -> int:
     from transformers import AutoConfig, AutoTokenizer
 
     from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_scorer
-    from localjudge.engines.transformers.judge import TransformersJudge
+    from localjudge.engines.transformers import TransformersJudge
 
     torch.set_num_threads(1)  # the host's own work, on one thread: its CPU time is the main thread's
     config = AutoConfig.from_pretrained(args.tokenizer, local_files_only=True)

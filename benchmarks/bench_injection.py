@@ -71,8 +71,7 @@ def load_injections(path: Path = CASES_FILE) -> list[Case]:
 
 def base_items(path: str) -> list[dict[str, Any]]:
     """Items as plain text fields (input, output, context passages); empty outputs skipped."""
-    from localjudge.evaluation.dataset_runs import Columns, rows_to_runs, to_dataset
-    from localjudge.evaluation.tables import read_table
+    from localjudge.evaluation import Columns, read_table, rows_to_runs, to_dataset
     from localjudge.samples.runs import context_of, text_of
 
     dataset = to_dataset(read_table(path))
@@ -152,7 +151,7 @@ def injections_and_controls(pairs: list[dict[str, Any]]) -> dict[str, dict[str, 
 
 def run_scorer(scorer: Any, items: list[dict[str, Any]], cases: list[Case], batch_size: int) -> list[dict[str, Any]]:
     """Score the clean items and every (case, item) variant in one pass; one record per pair."""
-    from localjudge.evaluation.dataset_runs import score_runs
+    from localjudge.evaluation import score_runs
 
     shown = [c for c in cases if c.field in scorer.shown_fields]
     needs_context = scorer.needs_context
@@ -201,7 +200,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = [*injections, *controls]
     items = base_items(args.data)
 
-    from localjudge.engines.transformers.judge import TransformersJudge
+    from localjudge.engines.transformers import TransformersJudge
 
     set_torch_threads(args.threads)
     judge = TransformersJudge.load(args.model, device_map=args.device_map, dtype=args.dtype)

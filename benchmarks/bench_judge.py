@@ -42,7 +42,7 @@ def compile_costs(judge: Any, backends: list[str]) -> list[dict[str, Any]]:
     from localjudge.scorers.faithfulness import FaithfulnessVerdict, FaithfulnessVerdicts
     from localjudge.scorers.hallucination import HallucinationVerdict, HallucinationVerdicts
     from localjudge.scorers.toxicity import ToxicityVerdicts
-    from localjudge.scoring.schemas import Reason, exactly
+    from localjudge.scoring import Reason, exactly
 
     schemas = {
         "Claims": Claims,
@@ -87,7 +87,7 @@ def backend_target(judge: Any, backend: str) -> Any:
 
 
 def scorer_speed(judge: Any, rows: list[dict[str, Any]], batch_sizes: list[int]) -> list[dict[str, Any]]:
-    from localjudge.evaluation.dataset_runs import score_runs
+    from localjudge.evaluation import score_runs
     from localjudge.scorers import SCORERS
 
     out = []
@@ -124,7 +124,7 @@ def main() -> None:
     set_offline_env()  # before torch is imported
 
     with Stopwatch() as loading:
-        from localjudge.engines.transformers.judge import TransformersJudge
+        from localjudge.engines.transformers import TransformersJudge
 
         set_torch_threads(args.threads)
         judge = TransformersJudge.load(args.model)

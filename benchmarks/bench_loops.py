@@ -62,10 +62,9 @@ def main(argv: list[str] | None = None) -> None:
     set_offline_env()
     set_torch_threads(args.threads)
     from localjudge import evaluate
-    from localjudge.bench.data import BENCHMARKS, load_benchmark
-    from localjudge.engines.transformers.judge import TransformersJudge
-    from localjudge.evaluation.dataset_runs import Columns
-    from localjudge.evaluation.tables import read_table
+    from localjudge.bench import BENCHMARKS, load_benchmark
+    from localjudge.engines.transformers import TransformersJudge
+    from localjudge.evaluation import Columns, read_table
     from localjudge.scorers import SCORERS
 
     if args.benchmark:

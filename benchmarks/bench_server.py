@@ -48,7 +48,7 @@ WARM_ROWS = 2  # rows (after the timed ones) each engine judges once, untimed, b
 def timed(judge: Any, scorer: str, runs: list[dict[str, Any]], batch: int, reset: Any) -> tuple[float, int]:
     """(seconds, rows scored) of one pass, the prefix cache emptied first (`reset`): every pass
     judges the same rows, and a cache kept warm by the pass before would make later ones look faster."""
-    from localjudge.evaluation.dataset_runs import score_runs
+    from localjudge.evaluation import score_runs
     from localjudge.scorers import SCORERS
 
     reset()
@@ -58,7 +58,7 @@ def timed(judge: Any, scorer: str, runs: list[dict[str, Any]], batch: int, reset
 
 
 def warm_up(judge: Any, scorer: str, runs: list[dict[str, Any]]) -> None:
-    from localjudge.evaluation.dataset_runs import score_runs
+    from localjudge.evaluation import score_runs
     from localjudge.scorers import SCORERS
 
     score_runs(runs, [SCORERS[scorer](judge)], batch_size=len(runs))
@@ -66,7 +66,7 @@ def warm_up(judge: Any, scorer: str, runs: list[dict[str, Any]]) -> None:
 
 def first_row(load: Any, scorer: str, runs: list[dict[str, Any]]) -> tuple[Any, float]:
     """(the judge `load()` gives, seconds from calling it to the first row scored)."""
-    from localjudge.evaluation.dataset_runs import score_runs
+    from localjudge.evaluation import score_runs
     from localjudge.scorers import SCORERS
 
     with Stopwatch() as watch:

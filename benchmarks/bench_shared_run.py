@@ -37,7 +37,7 @@ def main() -> None:
     set_torch_threads(args.threads)
 
     from localjudge import Columns, evaluate
-    from localjudge.engines.transformers.judge import TransformersJudge
+    from localjudge.engines.transformers import TransformersJudge
     from localjudge.scorers import build_scorer
     from tests.model.conftest import BATCH_SIZE, ROWS
     from tests.scorer_options import JUDGED_MODES, OPTIONS

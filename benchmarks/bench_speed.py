@@ -113,7 +113,7 @@ class Figures:
 def measure_ours(judge: Any, name: str, rows: list[Row], batch_size: int,
                  warmup: str) -> tuple[Figures, list[RecordedCall]]:
     """Our scorer over the rows (timed after an untimed warm-up pass); the calls it made."""
-    from localjudge.evaluation.dataset_runs import score_runs
+    from localjudge.evaluation import score_runs
 
     scorer = SCORERS[name](judge)
     with Stopwatch() as cold:
@@ -173,7 +173,7 @@ def peer_figures(name: str, run: PeerRun, max_new_tokens: int) -> Figures:
 
 def profile_ours(judge: Any, name: str, rows: list[Row], batch_size: int) -> dict[str, Any]:
     """An instrumented (warm) pass of our scorer: where the time goes."""
-    from localjudge.evaluation.dataset_runs import score_runs
+    from localjudge.evaluation import score_runs
 
     recorder = RecordingJudge(judge)
     scorer = SCORERS[name](recorder)
@@ -341,7 +341,7 @@ def main() -> None:
                          ".venv-peer/bin/python benchmarks/bench_speed.py --peer deepeval")
 
     with Stopwatch() as loading:  # imports included
-        from localjudge.engines.transformers.judge import TransformersJudge
+        from localjudge.engines.transformers import TransformersJudge
 
         set_torch_threads(args.threads)
         judge = TransformersJudge.load(args.model, device_map=args.device_map)

@@ -71,9 +71,8 @@ def one_mode(model: str, data: str, runs: int, fixed: bool, work: Path) -> dict[
     os.environ[STEPS_FILE] = str(control)
     import vllm
 
-    from localjudge.engines.vllm.judge import GUARD, VLLMJudge
-    from localjudge.evaluation.dataset_runs import evaluate
-    from localjudge.evaluation.tables import read_table
+    from localjudge.engines.vllm import GUARD, VLLMJudge
+    from localjudge.evaluation import evaluate, read_table
     from localjudge.scorers import build_scorer
 
     build = vllm.LLM

@@ -73,7 +73,7 @@ def copies(folder: Path, result: dict[str, Any]) -> str:
     """Rows unscored for replaying the worked example, and scored rows whose final reason was
     a copy (dropped: ``[no reason: the judge copied ...]``)."""
     from localjudge.scorers import faithfulness, hallucination, toxicity
-    from localjudge.scoring.copying import normal
+    from localjudge.scoring import normal
 
     examples = {normal(text) for text in (toxicity.REASON_EXAMPLE, hallucination.EXAMPLE.reason,
                                           faithfulness.EXAMPLE.reason)}  # as kept by code without the check
