@@ -186,7 +186,7 @@ def score_runs(
     on_results: OnResults | None = None,
     schedule: Schedule = "together",
 ) -> tuple[dict[str, list[ScoreResult]], dict[str, ScorerSummary]]:
-    """Score runs (dicts in Mastra's shape) with every scorer: the engine under `evaluate`
+    """Score runs (dicts in Mastra's shape) with every scorer: the scoring loop under `evaluate`
     (`schedule` as there).
 
     Returns:

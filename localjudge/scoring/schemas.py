@@ -115,6 +115,6 @@ def token_budget(schema: type[BaseModel]) -> int:
 
     `max_json_chars` counts every string character twice (for escapes), so a quarter of it
     allows two characters a token of plain text; JSON tokenizes at 3-4. A generation that is
-    still cut off is retried once with twice this budget (see the engine).
+    still cut off is retried once with twice this budget (`scoring.asking`, the step runner).
     """
     return max_json_chars(schema.model_json_schema()) // 4 + 16
