@@ -21,6 +21,8 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -91,6 +93,16 @@ class ServerProcess:
     def kill(self) -> None:
         """SIGKILL the whole group at once (a crash: nothing is shut down)."""
         self._signal(signal.SIGKILL, wait=30)
+
+    @contextmanager
+    def running(self, timeout: float) -> Iterator[ServerProcess]:
+        """Started and answering within `timeout` seconds; stopped on leaving (a fixture's body)."""
+        self.start()
+        try:
+            self.wait_ready(timeout)
+            yield self
+        finally:
+            self.stop()
 
     def stop(self) -> None:
         """SIGTERM (the server shuts down), then SIGKILL whatever is left after 30 s."""

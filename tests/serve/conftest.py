@@ -27,12 +27,8 @@ EXAMPLE = ROOT / "examples" / "example.jsonl"
 def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     """One server for the tier's client tests (loaded once: ~10 s)."""
     server = ServeProcess(tmp_path_factory.mktemp("serve") / "serve.log")
-    server.start()
-    try:
-        server.wait_ready(timeout=300)
+    with server.running(timeout=300):
         yield server
-    finally:
-        server.stop()
 
 
 def example_rows(n: int) -> list[dict[str, Any]]:

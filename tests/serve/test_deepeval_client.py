@@ -39,12 +39,8 @@ def documented_serve(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator
             pytest.fail(f"port {PORT}, where docs/serve.md's command serves, is taken")
     server = ServerProcess("localjudge serve (docs/serve.md)", tmp_path / "serve.log", port=PORT, poll=0.5)
     server.line = shlex.split(SERVE)
-    server.start()
-    try:
-        server.wait_ready(timeout=300)
+    with server.running(timeout=300):
         yield server
-    finally:
-        server.stop()
 
 
 def test_deepevals_metrics_measure_through_serve(documented_serve: ServerProcess, tmp_path: Path) -> None:
