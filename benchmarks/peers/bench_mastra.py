@@ -178,10 +178,15 @@ class _Killer:
         return self._fired.is_set()
 
 
-def summary(side: Side, keys: list[tuple[str, str]], rows: int) -> dict[str, Any]:
+def outcomes(side: Side, keys: list[tuple[str, str]]) -> tuple[int, str]:
+    """How many of `keys` the side scored, and the others counted by kind ("none" when none)."""
     kinds = Counter(side.outcomes.get(key, "unfinished at the cap") for key in keys)
     scored = kinds.pop("scored", 0)
-    failed = ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) or "none"
+    return scored, ", ".join(f"{kind} {n}" for kind, n in sorted(kinds.items())) or "none"
+
+
+def summary(side: Side, keys: list[tuple[str, str]], rows: int) -> dict[str, Any]:
+    scored, failed = outcomes(side, keys)
     return {"side": side.name, "scored": f"{scored} of {len(keys)}", "seconds": f"{side.seconds:.1f}",
             "rows/s": f"{rows / side.seconds:.3f}",
             "first judgment (s)": "-" if side.first is None else f"{side.first:.1f}", "not scored, by kind": failed}

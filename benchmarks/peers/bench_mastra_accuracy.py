@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_mastra import NODE, START_TIMEOUT, Side, run_mastra, warm  # noqa: E402
+from bench_mastra import NODE, START_TIMEOUT, Side, outcomes, run_mastra, warm  # noqa: E402
 from measure import markdown_table, write_json  # noqa: E402
 
 from localjudge.bench.metrics import bootstrap_ci, roc_auc  # noqa: E402
@@ -49,36 +49,42 @@ def peer_rows(benchmark: str, n: int) -> tuple[list[dict[str, Any]], dict[str, i
             {str(r["id"]): int(r["label"]) for r in rows})
 
 
-def shown(scores: list[float], labels: list[int]) -> str:
-    """'AUC [low, high]' or '-' where undefined."""
-    auc = roc_auc(scores, labels) if scores else None
-    if auc is None:
+def figure(value: float | None, low: float | None = None, high: float | None = None) -> str:
+    """'AUC [low, high]', 'AUC' without an interval, or '-' where undefined."""
+    if value is None:
         return "-"
-    interval = bootstrap_ci(roc_auc, scores, labels)
-    return f"{auc:.2f}" + (f" [{interval[0]:.2f}, {interval[1]:.2f}]" if interval else "")
+    return f"{value:.2f}" + ("" if low is None or high is None else f" [{low:.2f}, {high:.2f}]")
+
+
+def shown(scores: list[float], labels: list[int]) -> str:
+    """The AUC of `scores` against `labels`, with its bootstrap interval (`figure`)."""
+    auc = roc_auc(scores, labels) if scores else None
+    interval = bootstrap_ci(roc_auc, scores, labels) if auc is not None else None
+    return figure(auc, *(interval or (None, None)))
 
 
 def mastra_row(side: Side, scorer: str, labels: dict[str, int]) -> dict[str, str]:
     keys = [(run_id, scorer) for run_id in labels]
     scored = [k for k in keys if k in side.scores]
-    failed: dict[str, int] = {}
-    for key in keys:
-        kind = side.outcomes.get(key, "unfinished at the cap")
-        if kind != "scored":
-            failed[kind] = failed.get(kind, 0) + 1
+    _, failed = outcomes(side, keys)
     kept = [side.scores.get(k, 0.0) for k in keys]
     return {"judge": side.name, "scored": f"{len(scored)} of {len(keys)}",
             "AUC (rows scored)": shown([side.scores[k] for k in scored], [labels[k[0]] for k in scored]),
             "AUC (unscored as 0)": shown(kept, [labels[k[0]] for k in keys]),
-            "seconds": f"{side.seconds:.0f}",
-            "not scored, by kind": ", ".join(f"{k} {n}" for k, n in sorted(failed.items())) or "none"}
+            "seconds": f"{side.seconds:.0f}", "not scored, by kind": failed}
 
 
-def mastra_side(name: str, url: str, sets: list[tuple[str, str]], rows: dict[str, list[dict[str, Any]]],
+def mastra_side(server: Any, name: str, sets: list[tuple[str, str]], rows: dict[str, list[dict[str, Any]]],
                 concurrency: int, cap: float, folder: Path) -> dict[str, Side]:
-    warm(url)
-    return {bench: run_mastra(url, rows[bench], concurrency, cap, folder / f"{name}-{bench}.err",
-                              name=name, scorers=(scorer,)) for bench, scorer in sets}
+    """Mastra's scorer of each set on its rows, judged by `server` (started here, stopped after)."""
+    server.start()
+    try:
+        print(f"{server.name} ready in {server.wait_ready(START_TIMEOUT):.0f} s", file=sys.stderr)
+        warm(server.url)
+        return {bench: run_mastra(server.url, rows[bench], concurrency, cap, folder / f"{name}-{bench}.err",
+                                  name=name, scorers=(scorer,)) for bench, scorer in sets}
+    finally:
+        server.stop()
 
 
 def run_vllm_server(model: Path, sets: list[tuple[str, str]], rows: dict[str, list[dict[str, Any]]],
@@ -86,12 +92,7 @@ def run_vllm_server(model: Path, sets: list[tuple[str, str]], rows: dict[str, li
     from tests.server.vllm_server import VLLMServer
 
     server = VLLMServer(model, folder / "vllm-server.log", served="judge")
-    server.start()
-    try:
-        print(f"vLLM server ready in {server.wait_ready(START_TIMEOUT):.0f} s", file=sys.stderr)
-        return mastra_side("Mastra on vLLM's server", server.url, sets, rows, concurrency, cap, folder)
-    finally:
-        server.stop()
+    return mastra_side(server, "Mastra on vLLM's server", sets, rows, concurrency, cap, folder)
 
 
 def run_serve(model: Path, sets: list[tuple[str, str]], rows: dict[str, list[dict[str, Any]]],
@@ -99,13 +100,7 @@ def run_serve(model: Path, sets: list[tuple[str, str]], rows: dict[str, list[dic
     from tests.serve.serve_process import ServeProcess
 
     server = ServeProcess(folder / "serve.log", "--engine", "vllm", model=model, python=str(VLLM_PYTHON))
-    server.start()
-    try:
-        print(f"localjudge serve ready in {server.wait_ready(START_TIMEOUT):.0f} s", file=sys.stderr)
-        return mastra_side("Mastra on localjudge serve (vLLM engine)", server.url, sets, rows, concurrency, cap,
-                           folder)
-    finally:
-        server.stop()
+    return mastra_side(server, "Mastra on localjudge serve (vLLM engine)", sets, rows, concurrency, cap, folder)
 
 
 def run_localjudge(model: Path, sets: list[tuple[str, str]], n: int, folder: Path) -> tuple[dict[str, Any], float]:
@@ -132,11 +127,10 @@ def localjudge_rows(report: dict[str, Any], benchmark: str, seconds: float) -> l
         if row["kind"] == "judge" and row["name"] not in names:
             continue
         auc = row["auc"]
-        figure = "-" if auc["value"] is None else (
-            f"{auc['value']:.2f}" + ("" if auc["low"] is None else f" [{auc['low']:.2f}, {auc['high']:.2f}]"))
         name = names.get(row["name"], f"baseline: {row['name']}")
         rows.append({"judge": name, "scored": f"{row['n']} of {result['rows']}" if row["kind"] == "judge"
-                     else str(row["n"]), "AUC (rows scored)": figure, "AUC (unscored as 0)": "",
+                     else str(row["n"]), "AUC (rows scored)": figure(auc["value"], auc["low"], auc["high"]),
+                     "AUC (unscored as 0)": "",
                      "seconds": f"{seconds:.0f} (all modes, both sets)" if row["kind"] == "judge" else "",
                      "not scored, by kind": ""})
     return rows
