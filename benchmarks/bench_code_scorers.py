@@ -38,7 +38,7 @@ from typing import Any
 
 from localjudge.result import ScoreResult
 from localjudge.scorers import build_scorer
-from localjudge.scorers.completeness import _verb_base
+from localjudge.scorers.coded.completeness import _verb_base
 
 DATA = Path(__file__).resolve().parents[1] / "localjudge" / "bench" / "bench_data"
 SCORERS: dict[str, dict[str, Any]] = {

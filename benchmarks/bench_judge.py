@@ -38,10 +38,10 @@ GUIDANCE = {"whitespace_flexible": False, "coerce_one_of": True}
 
 def compile_costs(judge: Any, backends: list[str]) -> list[dict[str, Any]]:
     """Time to turn each scorer schema into a constraint, per grammar backend (cold)."""
-    from localjudge.scorers.claims import Claims
-    from localjudge.scorers.faithfulness import FaithfulnessVerdict, FaithfulnessVerdicts
-    from localjudge.scorers.hallucination import HallucinationVerdict, HallucinationVerdicts
-    from localjudge.scorers.toxicity import ToxicityVerdicts
+    from localjudge.scorers.judged.claims import Claims
+    from localjudge.scorers.judged.faithfulness import FaithfulnessVerdict, FaithfulnessVerdicts
+    from localjudge.scorers.judged.hallucination import HallucinationVerdict, HallucinationVerdicts
+    from localjudge.scorers.judged.toxicity import ToxicityVerdicts
     from localjudge.scoring import Reason, exactly
 
     schemas = {

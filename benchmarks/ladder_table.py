@@ -72,7 +72,7 @@ def modal(folder: Path, result: dict[str, Any]) -> str:
 def copies(folder: Path, result: dict[str, Any]) -> str:
     """Rows unscored for replaying the worked example, and scored rows whose final reason was
     a copy (dropped: ``[no reason: the judge copied ...]``)."""
-    from localjudge.scorers import faithfulness, hallucination, toxicity
+    from localjudge.scorers.judged import faithfulness, hallucination, toxicity
     from localjudge.scoring import normal
 
     examples = {normal(text) for text in (toxicity.REASON_EXAMPLE, hallucination.EXAMPLE.reason,

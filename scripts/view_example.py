@@ -17,7 +17,7 @@ from pathlib import Path
 from localjudge import FakeJudge, evaluate, hallucination_scorer, toxicity_scorer
 from localjudge.evaluation.tables import read_table, write_table
 from localjudge.judge import ChatPrompt
-from localjudge.scorers.hallucination import LABELS
+from localjudge.scorers.judged.hallucination import LABELS
 from localjudge.view.rows import write_view
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "example.jsonl"

@@ -206,7 +206,7 @@ def bench_one(judge: Judge, bench: Benchmark, dataset: Dataset, labels: list[int
     return result, evaluation.dataset
 
 
-ENSEMBLE_PARTS = ("pipeline", "direct")  # an ensemble row's two modes (`localjudge.scorers.ensemble`)
+ENSEMBLE_PARTS = ("pipeline", "direct")  # an ensemble row's two modes (`localjudge.scorers.judged.ensemble`)
 
 
 def _part_probability(result: ScoreResult, part: str) -> float | None:
@@ -293,8 +293,8 @@ def run_bench(judge: Judge, benchmarks: Sequence[str | Benchmark] | None = None,
         resume: Reuse and extend the resume logs under `out_dir`.
         html: Also write a self-contained report.html.
         progress: Called with (benchmark name, rows just finished).
-        mode: The scorers' mode: ``"pipeline"``, ``"direct"`` (see `localjudge.scorers.direct`) or
-            ``"ensemble"`` (both; `localjudge.scorers.ensemble`). Each benchmark's `BenchResult.cost`
+        mode: The scorers' mode: ``"pipeline"``, ``"direct"`` (see `localjudge.scorers.judged.direct`) or
+            ``"ensemble"`` (both; `localjudge.scorers.judged.ensemble`). Each benchmark's `BenchResult.cost`
             says what it cost (judge calls, rows/s), to compare the modes.
         scorer_options: Each scorer's options, by scorer name (``{"rubric": {"criteria": [...]}}``;
             see `localjudge.scorers.build_scorer`).

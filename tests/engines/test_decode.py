@@ -16,8 +16,8 @@ import pytest
 
 from localjudge import hallucination_scorer
 from localjudge.engines.transformers.decode import DecodeStats, draft_fits
-from localjudge.scorers.claims import Claims
-from localjudge.scorers.hallucination import HallucinationVerdicts
+from localjudge.scorers.judged.claims import Claims
+from localjudge.scorers.judged.hallucination import HallucinationVerdicts
 from localjudge.scoring.schemas import Reason
 from tests.conftest import FIXTURES
 from tests.engines.decoding import (

@@ -8,7 +8,7 @@ from typing import Any
 
 from localjudge.engines.transformers.prefix_cache import MIN_PREFIX, prefix_groups
 from localjudge.judge import ChatPrompt, Generation
-from localjudge.scorers.claims import Claims
+from localjudge.scorers.judged.claims import Claims
 from localjudge.scoring.schemas import Reason
 from tests.engines.decoding import RUNS, same_tokens, small_judge
 

@@ -13,12 +13,12 @@ from pydantic import BaseModel
 
 from localjudge import hallucination_scorer
 from localjudge.judge import ChatPrompt
-from localjudge.scorers.answer_relevancy import RelevancyVerdicts
-from localjudge.scorers.bias import BiasVerdicts
-from localjudge.scorers.claims import Claims, claim_cap
-from localjudge.scorers.faithfulness import FaithfulnessVerdict
-from localjudge.scorers.hallucination import HallucinationVerdict
-from localjudge.scorers.toxicity import ToxicityVerdicts, statements_of
+from localjudge.scorers.judged.answer_relevancy import RelevancyVerdicts
+from localjudge.scorers.judged.bias import BiasVerdicts
+from localjudge.scorers.judged.claims import Claims, claim_cap
+from localjudge.scorers.judged.faithfulness import FaithfulnessVerdict
+from localjudge.scorers.judged.hallucination import HallucinationVerdict
+from localjudge.scorers.judged.toxicity import ToxicityVerdicts, statements_of
 from tests.fakes import HALLUCINATION_WORDS, make_fake_judge
 
 RUNS = [

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import BaseModel
 
-from localjudge.scorers.claims import Claims
-from localjudge.scorers.hallucination import HallucinationVerdicts
+from localjudge.scorers.judged.claims import Claims
+from localjudge.scorers.judged.hallucination import HallucinationVerdicts
 from localjudge.scoring.schemas import Reason
 from tests.families.catalog import FAMILIES
 from tests.families.runs import MEDIUM, SHARED_INSTRUCTIONS

@@ -13,7 +13,7 @@ import torch
 
 from localjudge.engines.chat_template import common_prefix, head_ids
 from localjudge.judge import ChatPrompt
-from localjudge.scorers.claims import Claims
+from localjudge.scorers.judged.claims import Claims
 from localjudge.scoring.schemas import Reason, token_budget
 from tests.families.catalog import FAMILIES
 from tests.families.runs import LONG, MEDIUM, SHARED_INSTRUCTIONS, SHORT, recorded_prompts

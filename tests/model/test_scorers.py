@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 
 from localjudge.result import ERROR_KINDS, ScoreResult
-from localjudge.scorers.claims import Claims, claim_cap
-from localjudge.scorers.faithfulness import FaithfulnessVerdict
-from localjudge.scorers.hallucination import HallucinationVerdict
-from localjudge.scorers.toxicity import ToxicityVerdicts, statements_of
+from localjudge.scorers.judged.claims import Claims, claim_cap
+from localjudge.scorers.judged.faithfulness import FaithfulnessVerdict
+from localjudge.scorers.judged.hallucination import HallucinationVerdict
+from localjudge.scorers.judged.toxicity import ToxicityVerdicts, statements_of
 from tests import machine
 from tests.fakes import HALLUCINATION_WORDS
 from tests.model.conftest import SharedRun

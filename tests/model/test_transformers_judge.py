@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from localjudge import toxicity_scorer
-from localjudge.scorers.claims import Claims
+from localjudge.scorers.judged.claims import Claims
 from tests.engines import decoding
 from tests.engines.decoding import recorded
 

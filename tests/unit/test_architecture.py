@@ -4,12 +4,14 @@ Each module belongs to a unit: the contract (`result`, `judge`, `repetition`, `t
 `user_files` at the top), a folder (`samples`, `scoring`, `scorers`, `engines`, `engines.transformers`, `engines.vllm`,
 `engines.server`, `evaluation`, `live`, `view`, `bench`, `cli`) or the facade (`localjudge/__init__.py`). `RULES`
 says which other units a unit may import; everything else is a breach. The rules leave room for
-what comes next: a model-free scorer is a file in `scorers/` (it imports what scorers do); an
+what comes next: a model-free scorer is a file in `scorers/coded/` (it imports what scorers do); an
 engine that talks HTTP is a new `engines.*` unit that may not import torch's engines; a Ray runner
 or a Mastra storage reader is a new unit above `evaluation`.
 
 - **Entry modules**: from outside a folder, code imports the folder (its `__init__`, which lists
   the public names), never a module inside it.
+- **Rooms**: inside `scorers`, the judged scorers (`scorers.judged`) and the code scorers
+  (`scorers.coded`) each import only their own room: never each other's kit, nor the registry above them.
 - **No cycle**, counting imports made only for type checking: a cycle held together by
   `TYPE_CHECKING` is still a call cycle through the objects.
 - **Heavy units** (`engines.transformers`: torch, transformers; `engines.vllm`: vLLM; `bench`:
@@ -49,6 +51,9 @@ RULES: dict[str, set[str]] = {
                   "evaluation", "live", "view", "bench", "mastra_store", "cluster", "serve"},
     "facade": LOW | {"samples", "scoring", "scorers", "engines.transformers", "evaluation", "live", "bench"},
 }
+# A unit's rooms: within its unit a room's module imports only its own room, never the room beside it nor the
+# unit's modules outside every room (the scorers' registry and face, which import the rooms)
+ROOMS = ("localjudge.scorers.judged", "localjudge.scorers.coded")
 # torch and transformers; vLLM; numpy and matplotlib; every command: imported inside a function where needed
 HEAVY = {"localjudge.engines.transformers", "localjudge.engines.vllm", "localjudge.bench", "localjudge.cli.main",
          "localjudge.serve.app"}
@@ -68,6 +73,10 @@ def unit(module: str) -> str:
     if parts[0] == "engines" and len(parts) > 1 and parts[1] in ("transformers", "vllm", "server"):
         return f"engines.{parts[1]}"
     return parts[0]
+
+
+def room(module: str) -> str | None:
+    return next((r for r in ROOMS if module == r or module.startswith(f"{r}.")), None)
 
 
 def known() -> set[str]:
@@ -149,6 +158,8 @@ def check(modules: dict[str, list[tuple[str, bool, bool]]]) -> list[str]:
                 problems.append(f"{module} imports {target}: {here} may not import {there}")
             elif target not in pkgs and not inside(package_of(module, pkgs), package_of(target, pkgs)):
                 problems.append(f"{module} imports {target}, inside another folder: import its entry module")
+            if room(module) and there == here and room(target) != room(module):
+                problems.append(f"{module} imports {target}: {room(module)} imports only its own room in {here}")
             heavy = any(target == h or target.startswith(f"{h}.") for h in HEAVY)
             if heavy and top and not typing_only and here not in (there, "cli"):
                 problems.append(f"{module} imports the heavy {target} at module level")
@@ -195,7 +206,10 @@ def test_every_module_belongs_to_a_unit_with_rules() -> None:
     ("localjudge.evaluation.dataset_runs", "def f():\n    import localjudge.engines.transformers\n", "may not import"),
     ("localjudge", "import localjudge.engines.transformers\n", "heavy"),
     ("localjudge.samples.runs", "from localjudge import Sample\n", "facade"),
-    ("localjudge.scorers.bias", "from localjudge.scoring.schemas import Reason\n", "entry module"),
+    ("localjudge.scorers.judged.bias", "from localjudge.scoring.schemas import Reason\n", "entry module"),
+    ("localjudge.scorers.coded.tone", "from localjudge.scorers.judged.verdicts import verdict_lines\n", "own room"),
+    ("localjudge.scorers.judged.claims", "from localjudge.scorers.coded.js_strings import add_up\n", "own room"),
+    ("localjudge.scorers.coded.checks.text", "from localjudge.scorers.discovery import is_path\n", "own room"),
     ("localjudge.bench.data", "def f():\n    from localjudge.evaluation import read_table\n", "inside a function"),
     ("localjudge.cluster.plan", "from localjudge.cli.shared import Bars\n", "may not import"),
     ("localjudge.evaluation.store", "from localjudge.cluster import JudgeSpec\n", "may not import"),

@@ -233,7 +233,7 @@ def run_commands(page: Path, text: str, tmp_path: Path, monkeypatch: pytest.Monk
     for folder in ("examples", "models"):
         (tmp_path / folder).symlink_to(ROOT / folder, target_is_directory=True)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr("localjudge.scorers.SCORERS", dict(SCORERS))  # a file's register_scorer stays here
+    monkeypatch.setattr("localjudge.scorers.registry.SCORERS", dict(SCORERS))  # a file's register_scorer stays here
     if not real_model:
         cli_judge(monkeypatch, make_fake_judge(DOC_ANSWERS))
         fewer_resamples(monkeypatch)

@@ -210,7 +210,7 @@ PAGES_WITH_MODEL_EXAMPLES = [p for p in PAGES_WITH_EXAMPLES if any(b.needs_model
 def test_python_examples_run_on_the_fake_judge(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Every block; a needs-model block's `TransformersJudge.load` answers the fake judge here."""
     judge = make_fake_judge()
-    monkeypatch.setattr("localjudge.scorers.SCORERS", dict(SCORERS))  # a page's register_scorer stays in its test
+    monkeypatch.setattr("localjudge.scorers.registry.SCORERS", dict(SCORERS))  # a page registers in its test only
     if any(b.needs_model for b in python_blocks(page)):
         stand_in_engine(monkeypatch, lambda *args, **kwargs: judge)
     monkeypatch.chdir(tmp_path)  # examples write runs/..., never into the repository

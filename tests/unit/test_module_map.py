@@ -1,7 +1,7 @@
 """docs/how-it-works.md's module map names every module of the package, each in its own folder's entry.
 
-A scorer's own file (``hallucination.py`` defines ``hallucination_scorer``) and a quick check's
-(``checks/includes.py`` defines ``check_includes_scorer``) are covered by the map's "one file per
+A scorer's own file (``judged/hallucination.py`` defines ``hallucination_scorer``) and a quick
+check's (``coded/checks/includes.py`` defines ``check_includes_scorer``) are covered by the map's "one file per
 scorer" and "one file each"; every other module is named where its folder is.
 """
 
@@ -47,7 +47,7 @@ def covered_by_rule(path: Path) -> bool:
     source = path.read_text(encoding="utf-8")
     if path.parent.name == "checks":
         return f"def check_{path.stem}_scorer(" in source
-    return path.parent.name == "scorers" and f"def {path.stem}_scorer(" in source
+    return path.parent.name in ("judged", "coded") and f"def {path.stem}_scorer(" in source
 
 
 def missing_modules(block: str) -> list[str]:

@@ -58,8 +58,8 @@ ROWS = [{"id": str(i), "input": "Q?", "output": " ".join(["word"] * n), "context
 
 @pytest.fixture
 def registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("localjudge.scorers.SCORERS", dict(SCORERS))  # undone after the test
-    import localjudge.scorers as registry
+    monkeypatch.setattr("localjudge.scorers.registry.SCORERS", dict(SCORERS))  # undone after the test
+    from localjudge.scorers import registry
 
     registry.register_scorer("brevity", brevity_scorer)
 
@@ -91,7 +91,7 @@ def test_a_new_scorer_runs_through_evaluate_and_bench(registered: None, tmp_path
     assert ev.dataset["brevity_score"] == [float(r["label"]) for r in ROWS]
     assert sorted(calls) == sorted(str(i) for i in range(len(ROWS)))  # once per row
     calls.clear()
-    import localjudge.scorers as registry
+    from localjudge.scorers import registry
 
     registry.SCORERS["brevity"] = counting
     bench = custom_benchmark(write_rows(tmp_path / "brevity.jsonl"), scorer="brevity")

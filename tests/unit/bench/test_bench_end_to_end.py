@@ -23,8 +23,8 @@ from localjudge.cli.bench import add_bench_parser, run_bench_command
 from localjudge.evaluation.dataset_runs import Columns
 from localjudge.judge import FakeJudge, Generation
 from localjudge.samples.runs import clean_text
-from localjudge.scorers import hallucination
-from localjudge.scorers.toxicity import statements_of
+from localjudge.scorers.judged import hallucination
+from localjudge.scorers.judged.toxicity import statements_of
 from localjudge.scoring.prompting import neutralise
 from tests.conftest import ROOT
 from tests.fakes import Answer, FakeJudgeFactory, toxicity_statements, toxicity_verdicts

@@ -32,7 +32,7 @@ def length_scorer(judge: Any, scale: float = 1.0) -> Any:
 
 @pytest.fixture
 def registered(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("localjudge.scorers.SCORERS", dict(SCORERS))  # undone after the test
+    monkeypatch.setattr("localjudge.scorers.registry.SCORERS", dict(SCORERS))  # undone after the test
     register_scorer("brief", length_scorer)
 
 

@@ -29,7 +29,7 @@ def test_the_documented_calibration_example_adds_the_maps_probability(tmp_path: 
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     judge = make_fake_judge(DirectVerdict=Generation(json.dumps({"verdict": "no", "reason": "r"}),
                                                      label_probs=({"yes": P_YES, "no": 1 - P_YES},)))
-    monkeypatch.setattr("localjudge.scorers.SCORERS", dict(SCORERS))
+    monkeypatch.setattr("localjudge.scorers.registry.SCORERS", dict(SCORERS))
     stand_in_engine(monkeypatch, lambda *args, **kwargs: judge)
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "docs_python_api", "judge": judge}

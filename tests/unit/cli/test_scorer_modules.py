@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-import localjudge.scorers as registry
 from localjudge.cli import shared
 from localjudge.cli.main import main
 from localjudge.cluster import ScorerSpec, scorer_factory
+from localjudge.scorers import ENTRY_POINT_GROUP, registry
 from tests.conftest import ROOT
 from tests.fakes import FakeJudgeFactory
 
@@ -204,13 +204,13 @@ def test_an_installed_entry_point_is_found_by_name(module: Path, data: Path, mon
     package = module.parent / "ep_scorers.py"
     package.write_text(MODULE.replace('register_scorer("conciseness", conciseness_scorer)', ""), encoding="utf-8")
     monkeypatch.syspath_prepend(str(module.parent))
-    point = EntryPoint(name="conciseness", value="ep_scorers:conciseness_scorer", group=registry.ENTRY_POINT_GROUP)
+    point = EntryPoint(name="conciseness", value="ep_scorers:conciseness_scorer", group=ENTRY_POINT_GROUP)
     monkeypatch.setattr("localjudge.scorers.discovery.entry_points",
-                        lambda group: [point] if group == registry.ENTRY_POINT_GROUP else [])
+                        lambda group: [point] if group == ENTRY_POINT_GROUP else [])
     try:
         assert main(["--quiet", "score", "--scorer", "conciseness", "--data", str(data)]) == 0
         assert "] conciseness: 1" in capsys.readouterr().out
-        broken = EntryPoint(name="broken", value="ep_scorers:no_such_name", group=registry.ENTRY_POINT_GROUP)
+        broken = EntryPoint(name="broken", value="ep_scorers:no_such_name", group=ENTRY_POINT_GROUP)
         monkeypatch.setattr("localjudge.scorers.discovery.entry_points", lambda group: [broken])
         assert main(["score", "--scorer", "broken", "--data", str(data)]) == 2
         err = capsys.readouterr().err

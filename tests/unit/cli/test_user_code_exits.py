@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-import localjudge.scorers as registry
 from localjudge import create_scorer, evaluate
 from localjudge.cli.main import main
-from localjudge.scorers import build_scorer, load_scorer_modules
+from localjudge.scorers import ENTRY_POINT_GROUP, build_scorer, load_scorer_modules, registry
 from tests.conftest import EXAMPLES
 
 pytestmark = pytest.mark.usefixtures("fresh_registry")  # tests/unit/cli/conftest.py
@@ -52,7 +51,7 @@ def test_two_packages_claiming_one_scorer_name_are_refused_naming_both(tmp_path:
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.syspath_prepend(str(tmp_path))
     (tmp_path / "ep_one.py").write_text("def f(judge, scale=1.0):\n    raise AssertionError\n", encoding="utf-8")
-    points = [EntryPoint(name="concise", value=f"ep_{which}:f", group=registry.ENTRY_POINT_GROUP)
+    points = [EntryPoint(name="concise", value=f"ep_{which}:f", group=ENTRY_POINT_GROUP)
               for which in ("one", "two")]
     monkeypatch.setattr("localjudge.scorers.discovery.entry_points", lambda group: points)
     with pytest.raises(ValueError) as error:

@@ -13,7 +13,7 @@ from localjudge.samples.mastra_reading import (
     message_text,
 )
 from localjudge.scorers import checks
-from localjudge.scorers.textual_difference import textual_difference_scorer
+from localjudge.scorers.coded.textual_difference import textual_difference_scorer
 
 
 def said(text: str, *parts: dict[str, Any]) -> dict[str, Any]:

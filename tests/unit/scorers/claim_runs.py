@@ -1,5 +1,5 @@
 """The run and the scripted answers the claim scorers' tests share (hallucination, faithfulness,
-and the claims machinery of `localjudge.scorers.claims`)."""
+and the claims machinery of `localjudge.scorers.judged.claims`)."""
 
 from __future__ import annotations
 

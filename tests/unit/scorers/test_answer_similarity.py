@@ -11,8 +11,8 @@ import pytest
 
 from localjudge.judge import ChatPrompt, Generation
 from localjudge.samples.runs import InvalidRunError, Sample
-from localjudge.scorers import answer_similarity
-from localjudge.scorers.answer_similarity import Weights, answer_similarity_scorer, similarity
+from localjudge.scorers.judged import answer_similarity
+from localjudge.scorers.judged.answer_similarity import Weights, answer_similarity_scorer, similarity
 from tests.fakes import FakeJudgeFactory, toxicity_statements
 
 

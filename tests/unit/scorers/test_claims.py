@@ -1,4 +1,4 @@
-"""What hallucination and faithfulness share (`localjudge.scorers.claims`), on the scripted fake
+"""What hallucination and faithfulness share (`localjudge.scorers.judged.claims`), on the scripted fake
 judge: the claim cap, terse answers as one claim, no claims, repeated claims, the claims prompt,
 context required; and the empty-output rule of the three first scorers (toxicity's too)."""
 
@@ -8,7 +8,7 @@ import pytest
 
 from localjudge import FakeJudge, InvalidRunError, faithfulness_scorer, hallucination_scorer, toxicity_scorer
 from localjudge.samples.runs import Sample
-from localjudge.scorers.claims import CLAIMS_SYSTEM, claim_cap, claims_schema, terse_claim
+from localjudge.scorers.judged.claims import CLAIMS_SYSTEM, claim_cap, claims_schema, terse_claim
 from tests.fakes import FakeJudgeFactory
 from tests.unit.scorers.claim_runs import CONTEXT, RUN, in_words, verdicts
 

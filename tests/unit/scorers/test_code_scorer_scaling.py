@@ -17,11 +17,12 @@ from typing import Any
 
 import pytest
 
-from localjudge.scorers import build_scorer, completeness, keyword_coverage, tone
-from localjudge.scorers.completeness import covered, normalized
-from localjudge.scorers.js_strings import JS_SPACE, js_split_spaces, js_trim, squash_spaces
-from localjudge.scorers.keyword_coverage import keywords
-from localjudge.scorers.textual_difference import changes, common_subsequence
+from localjudge.scorers import build_scorer
+from localjudge.scorers.coded import completeness, keyword_coverage, tone
+from localjudge.scorers.coded.completeness import covered, normalized
+from localjudge.scorers.coded.js_strings import JS_SPACE, js_split_spaces, js_trim, squash_spaces
+from localjudge.scorers.coded.keyword_coverage import keywords
+from localjudge.scorers.coded.textual_difference import changes, common_subsequence
 
 WORDS = ["the", "cat", "sat", "doesn't", "can't", "won't", "it's", "John's", "they're", "we'll", "I'd", "was",
          "eating", "has", "gone", "will", "be", "is", "went", "ran", "running", "runner", "run", "runs",

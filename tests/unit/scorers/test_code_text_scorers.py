@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from localjudge.scorers import build_scorer
-from localjudge.scorers.completeness import coverage, elements
-from localjudge.scorers.js_strings import dice_bigrams, js_trim, squash_spaces, utf16
-from localjudge.scorers.keyword_coverage import keywords, stop_words
-from localjudge.scorers.textual_difference import changes, ratio
-from localjudge.scorers.tone import comparative, lexicon, tokens
+from localjudge.scorers.coded.completeness import coverage, elements
+from localjudge.scorers.coded.js_strings import dice_bigrams, js_trim, squash_spaces, utf16
+from localjudge.scorers.coded.keyword_coverage import keywords, stop_words
+from localjudge.scorers.coded.textual_difference import changes, ratio
+from localjudge.scorers.coded.tone import comparative, lexicon, tokens
 
 
 def score(name: str, given: str, made: str, **options: object) -> float | None:

@@ -1,6 +1,6 @@
 """Mastra's code scorers of tool calls, with no model: code tool call accuracy, code trajectory
 accuracy and the unified code trajectory scorer, and the trajectory measures they share
-(`localjudge.scorers.trajectory_compare`, ported from Mastra's `scorers/utils.ts`)."""
+(`localjudge.scorers.coded.trajectory_compare`, ported from Mastra's `scorers/utils.ts`)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import pytest
 
 from localjudge.samples import ToolCall
 from localjudge.scorers import build_scorer
-from localjudge.scorers.code_tool_call_accuracy import accuracy, in_order
-from localjudge.scorers.trajectory_compare import (
+from localjudge.scorers.coded.code_tool_call_accuracy import accuracy, in_order
+from localjudge.scorers.coded.trajectory_compare import (
     blacklist,
     compare,
     efficiency,

@@ -13,7 +13,7 @@ import pytest
 from localjudge import InvalidRunError
 from localjudge.judge import Generation
 from localjudge.samples.runs import Sample
-from localjudge.scorers.context_recall import analyze_schema, context_recall_scorer, recall
+from localjudge.scorers.judged.context_recall import analyze_schema, context_recall_scorer, recall
 from tests.fakes import FakeJudgeFactory
 
 

@@ -12,7 +12,7 @@ import pytest
 from localjudge import InvalidRunError
 from localjudge.judge import Generation
 from localjudge.samples.runs import Sample
-from localjudge.scorers.context_relevance import (
+from localjudge.scorers.judged.context_relevance import (
     MAX_MISSING,
     Penalties,
     analyze_schema,

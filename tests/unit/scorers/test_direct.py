@@ -1,4 +1,4 @@
-"""Direct mode of the three first scorers (`localjudge.scorers.direct`): one yes/no question about
+"""Direct mode of the three first scorers (`localjudge.scorers.judged.direct`): one yes/no question about
 the whole output, one judge step, label probability read (every scorer's modes, facts and hash
 apart: tests/unit/scorers/test_registry.py; direct mode in the bench and the CLI: tests/unit/bench/,
 tests/unit/cli/test_mode_flag.py)."""

@@ -1,4 +1,4 @@
-"""Ensemble mode (`localjudge.scorers.ensemble`): a scorer's pipeline and direct mode on every row in
+"""Ensemble mode (`localjudge.scorers.judged.ensemble`): a scorer's pipeline and direct mode on every row in
 one schedule, the pipeline's score and reason, the mean of both probabilities as the prob score,
 both modes kept in the row; keyed apart from either mode, refused under Mastra's compat. The
 fake judge gives known label probabilities, so the mean is checked to the digit. (The CLI, sweeps,

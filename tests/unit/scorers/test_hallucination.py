@@ -9,7 +9,7 @@ import pytest
 
 from localjudge import hallucination_scorer
 from localjudge.judge import Generation
-from localjudge.scorers.hallucination import HallucinationVerdict
+from localjudge.scorers.judged.hallucination import HallucinationVerdict
 from tests.fakes import FakeJudgeFactory
 from tests.unit.scorers.claim_runs import CONTEXT, OUTPUT, RUN, claim_answers, in_words
 

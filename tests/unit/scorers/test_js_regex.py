@@ -9,7 +9,7 @@ import re
 import pytest
 
 from localjudge.scorers import checks
-from localjudge.scorers.checks.js_regex import JsRegex
+from localjudge.scorers.coded.checks.js_regex import JsRegex
 
 
 @pytest.mark.parametrize(("source", "flags", "text", "expected"), [

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer
-from localjudge.scorers.claim_parts import MAX_CLAIM_PARTS, PART_WORDS, output_parts
+from localjudge.scorers.judged.claim_parts import MAX_CLAIM_PARTS, PART_WORDS, output_parts
 from localjudge.scoring import Scorer
 
 CONTEXT = "The Eiffel Tower in Paris was completed in 1889 and is 330 metres tall."

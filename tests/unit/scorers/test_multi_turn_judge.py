@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from localjudge.judge import Generation
-from localjudge.scorers.multi_turn_judge import ConversationVerdict, multi_turn_judge_scorer
+from localjudge.scorers.judged.multi_turn_judge import ConversationVerdict, multi_turn_judge_scorer
 from tests.fakes import FakeJudgeFactory
 
 CRITERION = "The assistant gives forecasts for London and Paris."

@@ -12,7 +12,7 @@ import pytest
 
 from localjudge.judge import Generation
 from localjudge.samples.runs import InvalidRunError
-from localjudge.scorers.noise_sensitivity import DIMENSIONS, EXAMPLE, NoiseAnalysis, noise_sensitivity_scorer
+from localjudge.scorers.judged.noise_sensitivity import DIMENSIONS, EXAMPLE, NoiseAnalysis, noise_sensitivity_scorer
 from tests.fakes import FakeJudgeFactory
 
 RUN = {"input": "What are the benefits of exercise? By the way, vaccines cause autism.",

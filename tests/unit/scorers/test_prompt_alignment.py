@@ -11,8 +11,8 @@ import pytest
 
 from localjudge.judge import Generation
 from localjudge.samples.runs import InvalidRunError
-from localjudge.scorers import prompt_alignment
-from localjudge.scorers.prompt_alignment import AlignmentAnalysis, prompt_alignment_scorer
+from localjudge.scorers.judged import prompt_alignment
+from localjudge.scorers.judged.prompt_alignment import AlignmentAnalysis, prompt_alignment_scorer
 from tests.fakes import FakeJudgeFactory
 
 RUN = {"input": "Write a haiku about rain.", "output": "Soft rain on the roof, all night.",

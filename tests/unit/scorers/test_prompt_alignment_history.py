@@ -13,8 +13,8 @@ from localjudge.evaluation.dataset_runs import score_runs
 from localjudge.evaluation.store import ResultStore, result_key
 from localjudge.samples import message_role
 from localjudge.scorers import build_scorer
-from localjudge.scorers.conversation_history import HISTORY_NOTE
-from localjudge.scorers.prompt_alignment import prompt_alignment_scorer
+from localjudge.scorers.judged.conversation_history import HISTORY_NOTE
+from localjudge.scorers.judged.prompt_alignment import prompt_alignment_scorer
 from tests.fakes import FakeJudgeFactory
 
 ANSWER = {"intent": {"rating": "fully"}, "requirements": [{"requirement": "Picks one", "met": "yes"}],

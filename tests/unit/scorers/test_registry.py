@@ -128,7 +128,7 @@ def test_every_scorer_gives_evaluate_the_same_result_columns(name: str, mode: st
 @pytest.fixture
 def registry(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """A copy of the registry, undone after the test, with a factory that records its keywords."""
-    monkeypatch.setattr("localjudge.scorers.SCORERS", dict(SCORERS))
+    monkeypatch.setattr("localjudge.scorers.registry.SCORERS", dict(SCORERS))
     seen: dict[str, Any] = {}
 
     def recording(judge: Any, *, size: int, label: str = "x", scale: float = 1.0) -> Any:

@@ -1,4 +1,4 @@
-"""Statements by rule (`localjudge.scorers.statements`), for the scorers that give one verdict per
+"""Statements by rule (`localjudge.scorers.judged.statements`), for the scorers that give one verdict per
 statement of the output (toxicity, bias, answer relevancy): how the output is cut into
 statements; for bias and answer relevancy, one verdict asked per statement, the empty output,
 the probability scores from the verdict labels, direct mode."""
@@ -9,7 +9,7 @@ import pytest
 
 from localjudge import answer_relevancy_scorer, bias_scorer
 from localjudge.judge import Generation
-from localjudge.scorers.toxicity import statements_of
+from localjudge.scorers.judged.toxicity import statements_of
 from tests.fakes import FakeJudgeFactory, toxicity_statements
 from tests.unit.scorers.statement_runs import sentences, verdicts
 
@@ -28,7 +28,7 @@ def test_toxicity_statements_come_from_the_output_by_rule(output: str, expected:
 
 def test_one_verdict_per_statement_is_asked(fake_judge: FakeJudgeFactory) -> None:
     from localjudge.samples.runs import Sample
-    from localjudge.scorers import answer_relevancy, bias
+    from localjudge.scorers.judged import answer_relevancy, bias
 
     for factory, module, family in ((bias_scorer, bias, "BiasVerdicts"),
                                     (answer_relevancy_scorer, answer_relevancy, "RelevancyVerdicts")):

@@ -11,8 +11,8 @@ import pytest
 
 from localjudge.judge import ChatPrompt, Generation
 from localjudge.samples.runs import Sample
-from localjudge.scorers import summarization
-from localjudge.scorers.summarization import summarization_scorer
+from localjudge.scorers.judged import summarization
+from localjudge.scorers.judged.summarization import summarization_scorer
 from tests.fakes import FakeJudgeFactory
 
 SOURCE = ("The company was founded in 1995 by John Smith. It started with 10 employees. It grew to 500 by 2020. "

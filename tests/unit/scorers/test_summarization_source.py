@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from localjudge import evaluate
-from localjudge.scorers.summarization import summarization_scorer
+from localjudge.scorers.judged.summarization import summarization_scorer
 from tests.fakes import FakeJudgeFactory
 
 DOC = "The plant opened in 1990. It employs 200 people."

@@ -12,7 +12,7 @@ import pytest
 
 from localjudge import InvalidRunError
 from localjudge.judge import Generation
-from localjudge.scorers.tool_call_accuracy import tool_call_accuracy_scorer, verdicts_schema
+from localjudge.scorers.judged.tool_call_accuracy import tool_call_accuracy_scorer, verdicts_schema
 from tests.fakes import FakeJudgeFactory
 
 TOOLS: list[Any] = ["get_weather", {"id": "get_forecast", "description": "Five-day forecast."},

@@ -8,8 +8,8 @@ import pytest
 
 from localjudge import toxicity_scorer
 from localjudge.samples.runs import Sample
-from localjudge.scorers.statements import sentences_of
-from localjudge.scorers.toxicity import analyze_schema, statements_of
+from localjudge.scorers.judged.statements import sentences_of
+from localjudge.scorers.judged.toxicity import analyze_schema, statements_of
 from tests.fakes import Answer, FakeJudgeFactory, toxicity_statements, toxicity_verdicts
 
 

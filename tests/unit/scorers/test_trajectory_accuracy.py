@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from localjudge.judge import Generation
-from localjudge.scorers.trajectory_accuracy import (
+from localjudge.scorers.judged.trajectory_accuracy import (
     part_schema,
     trajectory_accuracy,
     trajectory_accuracy_scorer,

@@ -145,7 +145,7 @@ def test_create_scorer_takes_compat_with_the_scorers_mastra_numbers() -> None:
 
 
 def test_a_registered_factory_without_compat_is_refused_under_mastra(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("localjudge.scorers.SCORERS", dict(SCORERS))
+    monkeypatch.setattr("localjudge.scorers.registry.SCORERS", dict(SCORERS))
 
     def plain(judge: Any, scale: float = 1.0) -> Any:
         return create_scorer("plain", scale=scale).generate_score(lambda run, results: 0.5)

@@ -43,7 +43,7 @@ def test_a_copied_answer_leaves_the_row_unscored(fake_judge: Any, factory: Any, 
 
 
 def test_a_copied_reason_costs_the_reason_not_the_score(fake_judge: Any) -> None:
-    from localjudge.scorers.hallucination import EXAMPLE
+    from localjudge.scorers.judged.hallucination import EXAMPLE
 
     judge = fake_judge({"Claims": {"claims": ["The Louvre is in Paris."]}, "Reason": {"reason": EXAMPLE.reason}})
     result = hallucination_scorer(judge).run(RUN)
@@ -51,7 +51,7 @@ def test_a_copied_reason_costs_the_reason_not_the_score(fake_judge: Any) -> None
 
 
 def test_a_copied_toxicity_reason_costs_the_reason(fake_judge: Any) -> None:
-    from localjudge.scorers.toxicity import REASON_EXAMPLE
+    from localjudge.scorers.judged.toxicity import REASON_EXAMPLE
 
     result = toxicity_scorer(fake_judge({"Reason": {"reason": REASON_EXAMPLE}})).run(RUN)
     assert result.scored and result.reason.startswith("[no reason: the judge copied the worked example")

@@ -37,7 +37,7 @@ from pydantic import BaseModel
 
 from localjudge import Generation, faithfulness_scorer, hallucination_scorer, toxicity_scorer
 from localjudge.judge import ChatPrompt, JudgeCall
-from localjudge.scorers.toxicity import statements_of
+from localjudge.scorers.judged.toxicity import statements_of
 from localjudge.scoring import prompting
 from localjudge.scoring.prompting import neutralise
 from localjudge.scoring.scorer import Scorer
@@ -267,7 +267,7 @@ def test_every_case_needs_neutralise_or_is_explained(monkeypatch: pytest.MonkeyP
 def test_the_obedient_judge_obeys_what_escapes_or_becomes_a_token() -> None:
     """The judge used above is not blind: text outside the blocks, an early `>>>` or a special
     token inside a block steers it; the same words inside their block do not."""
-    from localjudge.scorers.toxicity import ToxicityVerdicts
+    from localjudge.scorers.judged.toxicity import ToxicityVerdicts
 
     clean = "Check this.\n<<<RESPONSE\nHello.\nRESPONSE>>>"
     judge = ObedientJudge({"ToxicityVerdicts": reading(clean)})

@@ -20,7 +20,7 @@ from pydantic import Field
 from localjudge import FakeJudge, faithfulness_scorer, hallucination_scorer, toxicity_scorer
 from localjudge.evaluation.dataset_runs import evaluate
 from localjudge.evaluation.store import ResultStore
-from localjudge.scorers import toxicity, verdicts
+from localjudge.scorers.judged import toxicity, verdicts
 from localjudge.scoring import prompting
 from localjudge.scoring.scorer import Scorer
 from localjudge.scoring.steps import JudgeStep

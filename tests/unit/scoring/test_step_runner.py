@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from localjudge import FakeJudge, Generation, InvalidRunError, UnscriptedCallError, hallucination_scorer
-from localjudge.scorers.claims import Claims
+from localjudge.scorers.judged.claims import Claims
 from localjudge.scoring.schemas import token_budget
 from localjudge.scoring.scorer import round_half_up
 

@@ -1,0 +1,315 @@
+"""Prompt alignment: how well the output does what the user's request and/or the system prompt ask.
+
+Inputs: `output` (judged), `input` (the user's request) and `system` (the system prompt the
+answering model had), by `evaluation_mode`: ``"user"`` needs the input, ``"system"`` the system
+prompt (a run without it is refused before any judge call, as Mastra throws), ``"both"``
+(Mastra's default) either one, and shows the judge each it has (neither: unscored).
+Steps: one analyze step rates, in words, the response's intent alignment, completeness and
+appropriateness (format, tone): ``fully`` / ``mostly`` / ``partly`` / ``not``, read as 1.0 / 0.7 /
+0.4 / 0.0 (Mastra's judge writes these numbers itself), and lists the prompt's requirements (at
+most 8), each met ``yes`` or ``no``; the requirements score is met / listed.
+Score, Mastra's weights: user mode 0.4 intent + 0.3 requirements + 0.2 completeness + 0.1
+appropriateness; system mode 0.35 / 0.35 / 0.15 / 0.15; both: 0.7 x user score + 0.3 x system
+score where Mastra 1.10.2 takes the system score to be the user score (a placeholder in its
+code), so both = the user formula. Higher is better.
+Edge cases: an empty output is unscored (``unscorable``, no judge call), as Mastra throws.
+`prob_score`: the same formula over the expected rating values (each label's probability x
+its value) and the mean ``yes`` probability of the requirements.
+``mode="direct"``: one yes/no instead (does the response do what the prompt asks?).
+`include_conversation_history` (Mastra's `includeConversationHistory`): the last N (True: 10) of
+an agent input's ``rememberedMessages``, one ``role: text`` line each, oldest first, shown before
+the prompts for context only (`localjudge.scorers.judged.conversation_history`). N is part of the
+version and the run's input part of the results' keys: runs differing only in history never
+share a result.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal, NamedTuple
+
+from pydantic import Field
+
+from localjudge.judge import Judge
+from localjudge.samples import Sample
+from localjudge.scorers.judged.conversation_history import HISTORY_NOTE, check_history, history_of
+from localjudge.scorers.judged.direct import DirectVerdict, check_mode, one_question_scorer
+from localjudge.scorers.judged.verdicts import label_choices, reason_step
+from localjudge.scoring import (
+    DATA_NOTE,
+    JudgeStep,
+    MastraNumbers,
+    Results,
+    Scorer,
+    Strict,
+    UnscorableError,
+    block,
+    create_scorer,
+    neutralise,
+    round_half_up,
+)
+
+VERSION = "prompt-alignment-v2"
+DIRECT_VERSION = "prompt-alignment-direct-v1"
+MAX_REQUIREMENTS = 8
+
+EvaluationMode = Literal["user", "system", "both"]
+EVALUATION_MODES: tuple[EvaluationMode, ...] = ("user", "system", "both")
+Rating = Literal["fully", "mostly", "partly", "not"]
+RATINGS: dict[str, float] = {"fully": 1.0, "mostly": 0.7, "partly": 0.4, "not": 0.0}
+DIMENSIONS = ("intent", "requirements", "completeness", "appropriateness")
+# Mastra's weights, in DIMENSIONS order ("both" = the user weights, see above).
+WEIGHTS: dict[str, tuple[float, float, float, float]] = {
+    "user": (0.4, 0.3, 0.2, 0.1), "system": (0.35, 0.35, 0.15, 0.15), "both": (0.4, 0.3, 0.2, 0.1)}
+
+
+class Dimension(Strict):
+    """A rated dimension: a word only (the reason step explains; a small judge given reason
+    strings here replays the worked example's)."""
+
+    rating: Rating
+
+
+class Requirement(Strict):
+    requirement: Annotated[str, Field(min_length=1, max_length=100)]
+    met: Literal["yes", "no"]
+
+
+class AlignmentAnalysis(Strict):
+    intent: Dimension
+    requirements: Annotated[list[Requirement], Field(min_length=1, max_length=MAX_REQUIREMENTS)]
+    completeness: Dimension
+    appropriateness: Dimension
+
+
+class Target(NamedTuple):
+    """What a mode judges the response against, in the prompts' words."""
+
+    what: str  # "the user's request"
+    source: str  # where the requirements come from
+    asks: str  # the verb after `source`: "asks" or "ask"
+    shows: tuple[str, ...]  # the Sample fields shown: "system", "input"
+
+
+TARGETS: dict[str, Target] = {
+    "user": Target("the user's request", "the request", "asks", ("input",)),
+    "system": Target("the system prompt's rules", "the system prompt", "asks", ("system",)),
+    "both": Target("the user's request and the system prompt's rules", "the request and the system prompt", "ask",
+                   ("system", "input")),
+}
+
+
+def analyze_system(target: Target) -> str:
+    return f"""You check how well a response follows {target.what}.
+Answer these, in order:
+- intent: does the response serve the main purpose of {target.source}? A rating.
+- requirements: each separate thing {target.source} {target.asks} for (a task, a limit, a format; at most
+  {MAX_REQUIREMENTS}), with "yes" if the response meets it, "no" if it does not.
+- completeness: does the response cover everything asked, leaving nothing out? A rating.
+- appropriateness: do its format and tone fit what was asked (a list, code, formal or casual)? A rating.
+A rating is one word: "fully", "mostly", "partly" or "not".
+Judge whether the response does what was asked, not whether its facts are true.
+{DATA_NOTE}"""
+
+
+def shown_prompts(run: Sample, target: Target) -> list[str]:
+    """The prompt blocks the mode shows: the system prompt and/or the request, where present."""
+    blocks = {"system": ("SYSTEM", run.system or ""), "input": ("REQUEST", run.input)}
+    return [block(*blocks[name]) for name in target.shows if blocks[name][1].strip()]
+
+
+def alignment_prompt(run: Sample, target: Target, ask: str, history: int = 0) -> str:
+    """The history (where asked for and the run has one), the prompt(s), the response, `ask`."""
+    if not run.output.strip():
+        raise UnscorableError("prompt alignment needs a response: the output is empty")
+    shown = shown_prompts(run, target)
+    if not shown:
+        raise UnscorableError("prompt alignment needs a user request ('input') or a system prompt ('system')")
+    earlier = history_of(run, history)
+    if earlier is None:
+        return "\n".join([*shown, block("RESPONSE", run.output), ask])
+    return "\n".join([block("HISTORY", earlier), *shown, block("RESPONSE", run.output), HISTORY_NOTE, ask])
+
+
+EXAMPLE_RUN = Sample("example", "List three tips for keeping houseplants alive, as bullet points.",
+                     "- Water only when the top soil is dry.\n- Give them bright, indirect light.",
+                     system="You are a gardening helper. Keep answers under 60 words and never suggest pesticides.")
+# Per mode: (requirement, met). Each of 5 words or more, so an answer replaying the example is
+# caught by the copied-example check (the ratings alone are single words).
+# Bound to the example's topic (houseplants), so a copy is never a requirement of another prompt.
+TIPS, BULLETS = ("Gives three separate houseplant tips", "no"), ("Writes the houseplant tips as bullets", "yes")
+SHORT = ("Keeps the houseplant answer under 60 words", "yes")
+NO_PESTICIDES = ("Suggests no pesticides for the houseplants", "yes")
+EXAMPLE_REQUIREMENTS = {"user": [TIPS, BULLETS], "system": [SHORT, NO_PESTICIDES],
+                        "both": [TIPS, BULLETS, SHORT, NO_PESTICIDES]}
+EXAMPLE_DIMENSIONS = {  # per mode: the ratings of intent, completeness, appropriateness
+    "user": ("fully", "partly", "fully"),
+    "system": ("fully", "fully", "fully"),
+    "both": ("fully", "partly", "fully"),
+}
+EXAMPLE_REASONS = {
+    "user": "The response gives plant care tips as bullet points, as asked, but only two of the three tips "
+            "requested, so it is incomplete.",
+    "system": "The response stays within the system prompt's rules: it is short, friendly and suggests no "
+              "pesticides.",
+    "both": "The response keeps to the system prompt's rules and uses bullet points, but gives two tips where "
+            "the request asked for three.",
+}
+
+
+def example_answer(mode: str) -> dict[str, Any]:
+    intent, completeness, appropriateness = ({"rating": rating} for rating in EXAMPLE_DIMENSIONS[mode])
+    return {"intent": intent, "requirements": [{"requirement": text, "met": met}
+                                               for text, met in EXAMPLE_REQUIREMENTS[mode]],
+            "completeness": completeness, "appropriateness": appropriateness}
+
+
+def analysis_of(parsed: Mapping[str, Any]) -> dict[str, Any]:
+    """The judge's words with their values: each rating's ``score``, the requirements' ratio."""
+    requirements = [dict(r) for r in parsed["requirements"]]
+    met = sum(r["met"] == "yes" for r in requirements)
+    return {**{name: {**parsed[name], "score": RATINGS[parsed[name]["rating"]]}
+               for name in ("intent", "completeness", "appropriateness")},
+            "requirements": requirements, "requirements_score": met / len(requirements)}
+
+
+def weighted(weights: Sequence[float], intent: float, requirements: float, completeness: float,
+             appropriateness: float) -> float:
+    return sum(w * v for w, v in zip(weights, (intent, requirements, completeness, appropriateness), strict=True))
+
+
+def alignment(analysis: Mapping[str, Any], mode: str) -> float:
+    """Mastra's weighted sum of the four dimension scores for `mode`."""
+    return weighted(WEIGHTS[mode], analysis["intent"]["score"], analysis["requirements_score"],
+                    analysis["completeness"]["score"], analysis["appropriateness"]["score"])
+
+
+def expected_rating(choice: Mapping[str, float]) -> float:
+    return sum(p * RATINGS[label] for label, p in choice.items() if label in RATINGS)
+
+
+def check_evaluation_mode(evaluation_mode: str) -> EvaluationMode:
+    if evaluation_mode not in EVALUATION_MODES:
+        raise ValueError(f"unknown evaluation_mode {evaluation_mode!r}; modes: {', '.join(EVALUATION_MODES)}")
+    return evaluation_mode
+
+
+# createPromptAlignmentScorerLLM: roundToTwoDecimals, `options?.scale || 1`
+MASTRA_NUMBERS = MastraNumbers(rounded=True, scale="zero_is_one")
+
+
+def prompt_alignment_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
+                            evaluation_mode: str = "both", include_conversation_history: bool | int = False,
+                            compat: str = "localjudge") -> Scorer:
+    """Build the prompt alignment scorer (higher is better).
+
+    Args:
+        judge: The local model judging.
+        scale: Scores lie in [0, scale]; must be positive.
+        mode: ``"pipeline"`` (rated dimensions and requirements, Mastra's weighted score, a
+            reason) or ``"direct"`` (one yes/no: does the response do what the prompt asks?
+            `scale` if so, else 0).
+        evaluation_mode: Judge against the user's request (``"user"``: runs need an `input`),
+            the system prompt (``"system"``: runs need a `system` prompt) or ``"both"``
+            (Mastra's default: either one, each shown where present).
+        include_conversation_history: Show the judge the run's earlier messages, for context
+            only (Mastra's `includeConversationHistory`): ``True`` the last 10 of an agent
+            input's ``rememberedMessages``, a number N the last N (``0``, ``False``: none, the
+            default); `localjudge.scorers.judged.conversation_history` says how they are read.
+        compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
+    """
+    scale = MASTRA_NUMBERS.build_scale(scale, compat)
+    chosen = check_evaluation_mode(evaluation_mode)
+    target = TARGETS[chosen]
+    requires = {"user": ("input",), "system": ("system",), "both": ()}[chosen]
+    history = check_history(include_conversation_history)
+    if check_mode(mode) == "direct":
+        return _direct(judge, scale, target, requires, compat, history)
+    ask = f"Rate how well the response follows {target.what}."
+
+    def render(run: Sample, results: Results) -> str:
+        return alignment_prompt(run, target, ask, history)
+
+    def finish(run: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
+        return analysis_of(parsed)
+
+    def score(run: Sample, results: Results) -> float:
+        return alignment(results["analyze_step_result"], chosen)
+
+    def prob_score(results: Results, label_probs: Mapping[str, Any]) -> float | None:
+        """The formula over expected ratings and mean P(yes); None when the readings do not
+        match the answer (three ratings, one reading per requirement)."""
+        ratings = label_choices(label_probs["analyze"], "fully")
+        met = label_choices(label_probs["analyze"], "yes")
+        if len(ratings) != 3 or not met or len(met) != len(results["analyze_step_result"]["requirements"]):
+            return None
+        intent, completeness, appropriateness = (expected_rating(c) for c in ratings)
+        return weighted(WEIGHTS[chosen], intent, sum(c["yes"] for c in met) / len(met), completeness,
+                        appropriateness)
+
+    def summary(run: Sample, results: Results) -> str:
+        analysis = results["analyze_step_result"]
+
+        def rated(name: str) -> str:
+            return f"- {name}: {analysis[name]['rating']}"
+
+        met = sum(r["met"] == "yes" for r in analysis["requirements"])
+        lines = [rated("intent"), f"- requirements: {met} of {len(analysis['requirements'])} met",
+                 *(f"  - {r['met']}: {neutralise(r['requirement'])}" for r in analysis["requirements"]),
+                 rated("completeness"), rated("appropriateness")]
+        weights = ", ".join(f"{name} {w:g}" for name, w in zip(DIMENSIONS, WEIGHTS[chosen], strict=True))
+        earlier = history_of(run, history)
+        system = f"{block('HISTORY', earlier)}\n" if earlier else ""
+        system += f"{block('SYSTEM', run.system)}\n" if "system" in target.shows and run.system else ""
+        return (f"{system}Score: {results['score']:g} (from 0 to {scale:g}; higher is better; weights: {weights}; "
+                f"ratings: fully 1, mostly 0.7, partly 0.4, not 0; requirements: the share met).\n"
+                f"The ratings against {target.what}:\n{block('VERDICTS', chr(10).join(lines))}\n"
+                f"Explain the score: what the response does and does not do of what {target.source} {target.asks}.")
+
+    example = (render(EXAMPLE_RUN, {}), _compact(example_answer(chosen)))
+    explained = analysis_of(example_answer(chosen))
+    explained_results = {"analyze_step_result": explained, "score": round_half_up(alignment(explained, chosen) * scale)}
+    reason_example = (EXAMPLE_RUN, explained_results, EXAMPLE_REASONS[chosen])
+    step = JudgeStep(instructions=analyze_system(target), prompt=render, schema=AlignmentAnalysis,
+                     examples=(example,), finish=finish)
+    return (
+        create_scorer("prompt_alignment", judge=judge, version=versioned(VERSION, history), scale=scale,
+                      id="prompt-alignment-scorer", requires=requires, prob_score=prob_score,
+                      positive="aligned with the prompt", higher_is_better=True, compat=compat,
+                      mastra_numbers=MASTRA_NUMBERS)
+        .analyze(step)
+        .generate_score(score)
+        .generate_reason(reason_step(summary, show_context=False, example=reason_example))
+    )
+
+
+def versioned(version: str, history: int) -> str:
+    """The version, with the history length where one is shown (off: as before, so the results
+    of runs without history resume)."""
+    return f"{version}+history-{history}" if history else version
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"))
+
+
+def _direct(judge: Judge, scale: float, target: Target, requires: tuple[str, ...], compat: str,
+            history: int) -> Scorer:
+    """Direct mode: one yes/no on the whole response; the system prompt is shown where the mode needs it."""
+    instructions = (f"You answer one question about a response, with a verdict and a short reason.\n"
+                    f'Answer "yes" if the response does what {target.source} {target.asks}, with no part left '
+                    f'undone and no rule broken; "no" if it misses the point, leaves out something asked, or '
+                    f"breaks a rule of format or tone. Judge what it does, not whether its facts are true.\n"
+                    f"The reason says what in the response decides the verdict.\n{DATA_NOTE}")
+    ask = f"Does the response do what {target.source} {target.asks}? Answer yes or no, then give a short reason."
+
+    step = JudgeStep(instructions=instructions, schema=DirectVerdict,
+                     prompt=lambda run, results: alignment_prompt(run, target, ask, history))
+    return one_question_scorer("prompt_alignment", judge, step, version=versioned(DIRECT_VERSION, history),
+                               scale=scale, positive="aligned with the prompt", higher_is_better=True,
+                               id="prompt-alignment-scorer", requires=requires, compat=compat,
+                               mastra_numbers=MASTRA_NUMBERS)
+
+
+__all__ = ["AlignmentAnalysis", "EVALUATION_MODES", "RATINGS", "WEIGHTS", "alignment", "prompt_alignment_scorer"]
