@@ -23,10 +23,16 @@ SCRIPTS = ROOT / "tests" / "serve" / "node_scripts"
 EXAMPLE = ROOT / "examples" / "example.jsonl"
 
 
+# Tighter bounds than serve's defaults on what a schema leaves open, and on a text answer: the
+# default model repeats an open array's items and a reason's sentences to the bound, and Mastra's
+# schemas set none, so these decide how long its judgments take (docs/serve.md, "Bounds").
+BOUNDS = ("--max-items", "4", "--max-string", "120", "--text-tokens", "128")
+
+
 @pytest.fixture(scope="session")
 def serve(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServeProcess]:
     """One server for the tier's client tests (loaded once: ~10 s)."""
-    server = ServeProcess(tmp_path_factory.mktemp("serve") / "serve.log")
+    server = ServeProcess(tmp_path_factory.mktemp("serve") / "serve.log", *BOUNDS)
     with server.running(timeout=300):
         yield server
 
