@@ -34,16 +34,16 @@ def stand_in_engine(monkeypatch: pytest.MonkeyPatch, load: Callable[..., Judge],
 
 
 def cli_judge(monkeypatch: pytest.MonkeyPatch, judge: Judge | None) -> None:
-    """Make the CLI's judge `judge` (`localjudge.cli.shared.build_judge` replaced), for commands run
+    """Make the CLI's judge `judge` (`localjudge.cli.model_flags.build_judge` replaced), for commands run
     through `main`; None fails the test if the command loads a model at all. Undone after the test."""
-    from localjudge.cli import shared
+    from localjudge.cli import model_flags
 
     def build(args: Any, device: Any = None) -> Any:
         if judge is None:
             pytest.fail("the model was loaded")
         return judge
 
-    monkeypatch.setattr(shared, "build_judge", build)
+    monkeypatch.setattr(model_flags, "build_judge", build)
 
 
 def path_check_only(model_path: Any, *, allow_pickle: bool = False, **options: Any) -> Judge:

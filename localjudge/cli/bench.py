@@ -47,19 +47,19 @@ from localjudge.bench import (
     select_benchmarks,
     summary_table,
 )
-from localjudge.cli import shared
+from localjudge.cli import model_flags, shared
+from localjudge.cli.model_flags import add_model_flags
 from localjudge.cli.outputs import check_output_dir, check_output_file, hold_run
 from localjudge.cli.shared import (
     Bars,
     CliError,
     add_column_flags,
-    add_model_flags,
     add_scorer_option_flag,
     check_scorers,
     columns_of,
-    markdown_table,
     parse_scorer_options,
 )
+from localjudge.cli.summary import markdown_table
 from localjudge.judge import Judge
 
 
@@ -111,7 +111,7 @@ def run_bench_command(args: argparse.Namespace, judge: Judge | None = None) -> i
         check_output_file(args.fit_calibration, (".json",), "--fit-calibration")
     with hold_run(args.out_dir, f"--out-dir {args.out_dir}"):
         if judge is None:
-            judge = shared.build_judge(args)
+            judge = model_flags.build_judge(args)
         bars = _Bars(totals, not getattr(args, "quiet", False))
         try:
             report = run_bench(judge, benchmarks, scorers=scorers, limit=args.limit, batch_size=args.batch_size,

@@ -10,7 +10,8 @@ import argparse
 import sys
 from typing import Any
 
-from localjudge.cli.shared import Bars, CliError, ScorerOptions, judge_spec, load_modules
+from localjudge.cli.model_flags import judge_spec
+from localjudge.cli.shared import Bars, CliError, ScorerOptions, load_modules
 from localjudge.cluster import ClusterError, RayMissingError, ScorerSpec, evaluate_on_ray
 from localjudge.engines import JudgeSpec
 from localjudge.evaluation import Columns, Evaluation, ResultStore

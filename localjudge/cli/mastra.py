@@ -10,15 +10,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from localjudge.cli import shared
+from localjudge.cli import model_flags, shared
 from localjudge.cli.outputs import check_output_file, hold_run
-from localjudge.cli.shared import (
-    Bars,
-    CliError,
-    build_scorers,
-    markdown_table,
-    summary_rows,
-)
+from localjudge.cli.shared import Bars, CliError, build_scorers
+from localjudge.cli.summary import higher_is_better, markdown_table, summary_notes, summary_rows
 from localjudge.evaluation import WRITE_SUFFIXES, ResultStore, score_runs, to_dataset, with_results, write_table
 from localjudge.mastra_store import (
     EXPERIMENT_RESULTS,
@@ -126,7 +121,7 @@ def _refuse_agent_selectors(args: argparse.Namespace) -> None:
 def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOptions, runs: list[dict[str, Any]],
            store: Store, score_columns: dict[str, str], judged_by_model: bool, series: dict[str, str]) -> int:
     resume = ResultStore(Path(f"{args.out}.progress")) if args.out and not args.no_resume else None
-    judge = shared.build_judge(args) if judged_by_model else None
+    judge = model_flags.build_judge(args) if judged_by_model else None
     scorers = build_scorers(names, judge, args.scale, args.mode, options, compat=args.compat)
     bars = Bars(len(runs), not args.quiet)
     start = time.perf_counter()
@@ -151,10 +146,10 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
     if args.out:
         write_table(with_results(to_dataset([_row(run) for run in runs]), results), args.out)
         print(f"wrote {len(runs)} rows to {args.out}", file=sys.stderr)
-    directions = {name: shared.higher_is_better(name, args.scale, args.mode, options.get(name), args.compat)
+    directions = {name: higher_is_better(name, args.scale, args.mode, options.get(name), args.compat)
                   for name in names}
     print(markdown_table(summary_rows(summary, directions)))
-    for note in shared.summary_notes(judge_model(args), judged_by_model):
+    for note in summary_notes(judge_model(args), judged_by_model):
         print(note, file=sys.stderr)
     print(f"scored and written back in {time.perf_counter() - start:.1f} s (the model's load not counted)",
           file=sys.stderr)

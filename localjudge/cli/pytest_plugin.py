@@ -8,7 +8,9 @@ imported by the `judge` fixture, the first time a test asks for it.
   the ``LOCALJUDGE_MODEL`` environment variable (the flag wins), on ``--localjudge-engine``
   (``transformers``, the default, or ``vllm``); or, with ``--localjudge-engine server``, on a
   running inference server at ``--localjudge-base-url URL`` (the model path, optional, is then
-  its tokenizer folder).
+  its tokenizer folder). Every engine flag of ``localjudge score`` is an option here too, prefixed
+  (``--localjudge-dtype``, ``--localjudge-max-rows``, ``--localjudge-tensor-parallel-size``...):
+  both are generated from the one table of engine options (`localjudge.cli.engine_flags`).
   Override it in a ``conftest.py`` (a `FakeJudge`, another model) as any pytest fixture.
 - `assert_score`, `assert_scores`, `assert_result`: fail with the score, the bound, the claims,
   each verdict with its reason, the reason and the judge's identity. An unscored run always fails.
@@ -36,8 +38,9 @@ from typing import Any
 
 import pytest
 
+from localjudge.cli.engine_flags import PLUGIN_WORDS, engine_flags, given_options
 from localjudge.engines import ENGINES, EngineOptionError, JudgeSpec, MissingOptionError
-from localjudge.engines.server import KINDS, ServerError
+from localjudge.engines.server import ServerError
 from localjudge.evaluation import EvalAssertion, EvalPassRateError, expect_eval, expect_evals
 from localjudge.judge import Judge
 from localjudge.result import ScoreResult
@@ -48,17 +51,6 @@ __all__ = ["EvalAssertion", "EvalPassRateError", "assert_result", "assert_score"
            "expect_evals", "judge", "localjudge_compat", "scored"]
 
 ENV_MODEL = "LOCALJUDGE_MODEL"
-# The server engine's options, each a ``--localjudge-<name>`` flag: (option, metavar, type, help).
-SERVER_OPTIONS: tuple[tuple[str, str, Any, str], ...] = (
-    ("base_url", "URL", str, "the server's OpenAI-compatible URL (--localjudge-engine server), "
-                             "e.g. http://127.0.0.1:8000/v1; several servers: separated by commas"),
-    ("served_model", "NAME", str, "the model name to request (default: the only one the server lists)"),
-    ("api_key_env", "VAR", str, "environment variable holding the server's API key"),
-    ("concurrency", "N", int, "requests in flight at once (default: 8)"),
-    ("request_timeout", "S", float, "seconds one request may take before it is retried, then unscored"),
-    ("server_kind", "KIND", str, "the server's request dialect (default: detected from the server)"),
-)
-
 
 # What an engine cannot load without (`MissingOptionError.option`), in the plugin's options' words.
 NEEDS_OPTION = {"model": f"the `judge` fixture needs a local model: give --localjudge-model PATH or set {ENV_MODEL}",
@@ -71,21 +63,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"local model directory or .gguf file for the `judge` fixture (default: ${ENV_MODEL})")
     group.addoption("--localjudge-engine", metavar="ENGINE", default="transformers", choices=ENGINES,
                     help="transformers (the default), vllm or server (a running inference server)")
-    group.addoption("--localjudge-device-map", metavar="MAP", default=None,
-                    help='"cpu", "cuda", "auto" (default: the first GPU if any, else the CPU)')
-    group.addoption("--localjudge-dtype", metavar="DTYPE", default=None,
-                    help='"auto" (the default: float32 on CPU, the checkpoint\'s dtype on GPU), "bfloat16", ...')
-    group.addoption("--localjudge-max-context", metavar="TOKENS", type=int, default=None,
-                    help="longest prompt + answer (default: the model's declared length)")
+    for flag in engine_flags(PLUGIN_WORDS, prefix="localjudge-"):  # `localjudge score`'s engine flags, prefixed
+        group.addoption(flag.name, **flag.kwargs)
     group.addoption("--localjudge-compat", metavar="COMPAT", default="localjudge", choices=COMPATS,
                     help="the `localjudge_compat` fixture: localjudge (the default) or mastra (Mastra 1.10.2's "
                          "numbers, for scorers built with compat=localjudge_compat)")
     group.addoption("--localjudge-scorer-module", metavar="MODULE_OR_FILE", action="append", default=[],
                     help="import your own scorers before the tests, repeatable: a .py file or a module name whose "
                          "register_scorer calls make them known to build_scorer (runs that code: your choice)")
-    for name, metavar, kind, text in SERVER_OPTIONS:
-        group.addoption(f"--localjudge-{name.replace('_', '-')}", metavar=metavar, type=kind, default=None,
-                        help=text, choices=KINDS if name == "server_kind" else None)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -97,15 +82,21 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--localjudge-scorer-module: {error}") from None
 
 
+def judge_spec_of(config: pytest.Config) -> JudgeSpec:
+    """The judge the options name, not yet checked: the model from ``--localjudge-model`` or
+    ``$LOCALJUDGE_MODEL`` (a relative path read from the directory pytest was started in), the
+    engine and every engine option given."""
+    path = config.getoption("localjudge_model") or os.environ.get(ENV_MODEL)
+    return JudgeSpec(config.invocation_params.dir / Path(path) if path else None, config.getoption("localjudge_engine"),
+                     given_options(lambda option: config.getoption(f"localjudge_{option}")))
+
+
 @pytest.fixture(scope="session")
 def judge(pytestconfig: pytest.Config) -> Judge:
     """The judge model, loaded once per pytest run from ``--localjudge-model`` or ``$LOCALJUDGE_MODEL``
     (a relative path is read from the directory pytest was started in)."""
-    path = pytestconfig.getoption("localjudge_model") or os.environ.get(ENV_MODEL)
-    engine = pytestconfig.getoption("localjudge_engine")
-    names = ["device_map", "dtype", "max_context", *(name for name, *_ in SERVER_OPTIONS)]
-    given = {name: value for name in names if (value := pytestconfig.getoption(f"localjudge_{name}")) is not None}
-    spec = JudgeSpec(pytestconfig.invocation_params.dir / Path(path) if path else None, engine, given)
+    spec = judge_spec_of(pytestconfig)
+    engine = spec.engine
     try:
         spec.checked()
     except EngineOptionError as error:
@@ -114,6 +105,8 @@ def judge(pytestconfig: pytest.Config) -> Judge:
     except MissingOptionError as error:
         pytest.fail(NEEDS_OPTION.get(error.option, f"the `judge` fixture on --localjudge-engine {engine} needs "
                                                    f"--localjudge-{error.option.replace('_', '-')}"), pytrace=False)
+    except ValueError as error:  # a model path and a --localjudge-tokenizer that differ
+        pytest.fail(f"the `judge` fixture: {error}", pytrace=False)
     try:
         return spec.load()  # heavy: loads here
     except ServerError as error:

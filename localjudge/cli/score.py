@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from localjudge.cli import shared
+from localjudge.cli import model_flags, shared
 from localjudge.cli.calibration import (
     add_calibration_flag,
     calibrator,
@@ -19,18 +19,11 @@ from localjudge.cli.calibration import (
 )
 from localjudge.cli.cluster import add_ray_flags, check_ray_flags, score_on_ray
 from localjudge.cli.mastra import add_mastra_flags, judge_model, run_mastra_score
+from localjudge.cli.model_flags import add_model_flags
 from localjudge.cli.outputs import check_output_file, hold_run
 from localjudge.cli.progress import Bars
-from localjudge.cli.shared import (
-    CliError,
-    add_column_flags,
-    add_model_flags,
-    add_scorer_option_flag,
-    build_scorers,
-    columns_of,
-    markdown_table,
-    summary_rows,
-)
+from localjudge.cli.shared import CliError, add_column_flags, add_scorer_option_flag, build_scorers, columns_of
+from localjudge.cli.summary import higher_is_better, markdown_table, summary_notes, summary_rows
 from localjudge.evaluation import (
     FOLDER_ROW,
     WRITE_SUFFIXES,
@@ -101,7 +94,7 @@ def _score(args: argparse.Namespace, names: list[str], options: shared.ScorerOpt
     if world > 1:
         assert store is not None
         start_ranks(store.folder, rank, wait_for_everyone)  # every old mark gone before any new one
-    judge = shared.build_judge(args, device=distributed_device() if world > 1 else None) if judged else None
+    judge = model_flags.build_judge(args, device=distributed_device() if world > 1 else None) if judged else None
     if judge is None:
         print("judge: none (every scorer is model-free)", file=sys.stderr)
     scorers = build_scorers(names, judge, args.scale, args.mode, options, compat=args.compat)
@@ -133,10 +126,10 @@ def report(args: argparse.Namespace, result: Evaluation, names: Sequence[str],
         print(f"wrote {len(result.dataset)} rows to {args.out}", file=sys.stderr)
     elif not printed:
         print_rows(result, names, columns_of(args))
-    directions = {name: shared.higher_is_better(name, args.scale, args.mode, (options or {}).get(name), args.compat)
+    directions = {name: higher_is_better(name, args.scale, args.mode, (options or {}).get(name), args.compat)
                   for name in names}
     print(markdown_table(summary_rows(result.summary, directions)))
-    for note in shared.summary_notes(judge_model(args), judged):
+    for note in summary_notes(judge_model(args), judged):
         print(note, file=sys.stderr)
     hint = resume_hint(result, args.out if not args.no_resume else None)
     if hint:

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import Any
 
-from localjudge.cli import shared
+from localjudge.cli import model_flags
 from localjudge.cli.shared import CliError
 from localjudge.credentials import CredentialError, check_credential
 from localjudge.serve import Caps, Limits, create_app
@@ -28,7 +28,7 @@ def add_serve_parser(sub: Any) -> None:
         "response_format, in a tool or written into the prompt (Mastra's, Ragas', LangChain's instruction) is "
         "enforced by the grammar; answers are greedy; requests that arrive together share one judge call. "
         "See docs/serve.md.")
-    shared.add_model_flags(serve)
+    model_flags.add_model_flags(serve)
     group = serve.add_argument_group("serving")
     group.add_argument("--host", default="127.0.0.1",
                        help="address to listen on (default: 127.0.0.1; any other needs --api-key-env)")
@@ -117,9 +117,9 @@ def run_serve(args: argparse.Namespace) -> int:
     if missing:
         raise CliError(f"localjudge serve needs {' and '.join(missing)}: pip install 'localjudge-evals[serve]'")
     import uvicorn
-    spec = shared.judge_spec(args)
+    spec = model_flags.judge_spec(args)
     spec.check()
-    judge = shared.build_judge(args)
+    judge = model_flags.build_judge(args)
     name = args.served_model_name or os.path.basename(os.path.normpath(str(args.model))).removesuffix(".gguf")
     limits = Limits(max_body=int(args.max_body_mb * (1 << 20)), max_messages=args.max_messages,
                     max_tokens=args.max_tokens, text_tokens=args.text_tokens, max_rows=args.max_batch_rows,

@@ -1,28 +1,21 @@
-"""What the `localjudge` commands share: flags, the judge and scorers they build, tables (the
-progress bars are `progress`'s). The `cli` package is the only part of localjudge that prints,
-configures logging and draws progress bars."""
+"""What the `localjudge` commands share besides the model flags (`model_flags`) and the summary
+table (`summary`): the column flags, the scorer flags (names, options, modes, compat, modules)
+and the scorers they build, the number checks made before any model loads. The `cli` package is
+the only part of localjudge that prints, configures logging and draws progress bars (`progress`)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from localjudge.cli.progress import Bars  # noqa: F401 - every command's bars (`progress`), named here too
-from localjudge.engines import (
-    ENGINES,
-    FLAGS,
-    EngineOptionError,
-    JudgeSpec,
-    MissingOptionError,
-    OptionValueError,
-    check_threads,
-)
-from localjudge.engines.server import KINDS
-from localjudge.evaluation import Columns, ScorerSummary
+from localjudge.cli.errors import CliError
+from localjudge.cli.model_flags import in_flags, judge_spec
+from localjudge.cli.progress import Bars  # every command's bars (`progress`), named here too
+from localjudge.engines import OptionValueError, check_threads
+from localjudge.evaluation import Columns
 from localjudge.judge import FakeJudge, Judge
 from localjudge.scorers import (
     SCORER_MODES,
@@ -35,71 +28,9 @@ from localjudge.scorers import (
 from localjudge.scoring import COMPATS, Scorer, check_scale
 from localjudge.user_files import UserFileError, load_json, read_user_file
 
-
-class CliError(Exception):
-    """A user error: reported as one line, exit code 2."""
-
-
-def add_model_flags(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("model")
-    group.add_argument("--model", default=None, metavar="PATH",
-                       help="local model directory (safetensors) or .gguf file; never downloaded (required, except "
-                            "with --engine server, where it is the served model's tokenizer folder, as --tokenizer, "
-                            "and when every scorer is model-free: code scorers and checks load no model)")
-    group.add_argument("--engine", choices=ENGINES, default="transformers",
-                       help="transformers: localjudge's own decode loop, any model transformers loads (the default); "
-                            "vllm: vLLM's scheduler, for GPUs (needs the vllm extra; see docs); server: an "
-                            "inference server you already run (--base-url)")
-    group.add_argument("--dtype", default=None,
-                       help='"auto" (the default; transformers: float32 on CPU, the checkpoint\'s dtype on GPU; '
-                            'vllm: the checkpoint\'s), "bfloat16", ...')
-    group.add_argument("--threads", type=int, default=None, help="CPU threads (torch's; the vLLM CPU engine's cores)")
-    group.add_argument("--max-context", type=int, default=None, metavar="TOKENS",
-                       help="longest prompt + answer to run (default: the model's declared length; "
-                            "needed when it declares none); longer rows are unscored")
-    group.add_argument("--max-rows", type=int, default=None, metavar="N",
-                       help="most rows decoded at once (default: the whole batch; vllm: its max_num_seqs); with "
-                            "--batch-size above it, finished rows' places are taken by waiting ones")
-    group.add_argument("--allow-pickle", action="store_true", help="accept pickle (.bin) weights: can run code")
-    group.add_argument("--trust-remote-code", action="store_true", help="run code shipped with the model")
-    own = parser.add_argument_group("transformers engine")
-    own.add_argument("--device-map", default=None,
-                     help='"cpu", "cuda", "auto" (shard over GPUs via accelerate); default: GPU if any')
-    own.add_argument("--decoder", choices=("loop", "generate"), default=None,
-                     help="loop: localjudge's own greedy loop (finished rows leave the batch, forced tokens "
-                          "checked in one pass; the default); generate: transformers' generate, the fallback "
-                          "(same tokens)")
-    vllm = parser.add_argument_group("vllm engine")
-    vllm.add_argument("--tensor-parallel-size", type=int, default=None, metavar="N",
-                      help="GPUs one model is split over (tensor parallel)")
-    vllm.add_argument("--pipeline-parallel-size", type=int, default=None, metavar="N",
-                      help="stages the layers are split into, over GPUs or nodes")
-    vllm.add_argument("--gpu-memory-utilization", type=float, default=None, metavar="F",
-                      help="fraction of GPU memory vLLM may take (vLLM's default 0.9)")
-    vllm.add_argument("--distributed-executor-backend", choices=("mp", "ray"), default=None,
-                      help="mp: one node; ray: several nodes (start the Ray cluster first)")
-    vllm.add_argument("--enforce-eager", action="store_true", default=None,
-                      help="no torch.compile or CUDA graphs: starts faster, runs slower")
-    server = parser.add_argument_group("server engine (see docs/servers.md)")
-    server.add_argument("--base-url", action="append", default=None, metavar="URL",
-                        help="the server's OpenAI-compatible URL, e.g. http://127.0.0.1:8000/v1 (required with "
-                             "--engine server); several servers of the same model (repeat the flag or separate "
-                             "URLs with commas): rows are spread over them")
-    server.add_argument("--served-model", default=None, metavar="NAME",
-                        help="the model name to request (default: the only model the server lists)")
-    server.add_argument("--api-key-env", default=None, metavar="VAR",
-                        help="environment variable holding the server's API key (sent as a Bearer header; never "
-                             "logged or written to results)")
-    server.add_argument("--concurrency", type=int, default=None, metavar="N",
-                        help="requests in flight at once per server; the server batches them (default: 8)")
-    server.add_argument("--request-timeout", type=float, default=None, metavar="S",
-                        help="seconds one request may take before it is retried, then unscored (default: 600)")
-    server.add_argument("--tokenizer", default=None, metavar="PATH",
-                        help="the served model's local tokenizer folder: localjudge renders the prompt itself and "
-                             "sends token ids (vllm, sglang, llama-cpp); without it the server applies its own "
-                             "chat template")
-    server.add_argument("--server-kind", choices=KINDS, default=None,
-                        help="the server's request dialect (default: detected from the server)")
+__all__ = ["Bars", "CliError", "ScorerOptions", "add_column_flags", "add_compat_flag", "add_mode_flag",
+           "add_scorer_module_flag", "add_scorer_option_flag", "build_scorers", "check_numbers", "check_scorers",
+           "columns_of", "load_modules", "option_value", "parse_scorer_options", "parse_scorers", "score_scorers"]
 
 
 def add_column_flags(parser: argparse.ArgumentParser) -> None:
@@ -141,50 +72,6 @@ def check_numbers(args: argparse.Namespace, *, engine: bool = True) -> None:
         raise CliError(in_flags(error)) from None
     if engine and hasattr(args, "engine"):
         judge_spec(args)
-
-
-# What an engine cannot load without, in the flags' words (`MissingOptionError.option` -> the flag, what it is).
-NEEDS_FLAG = {"model": "--model, a local model directory or .gguf file",
-              "base_url": "--base-url, the server's URL (e.g. http://127.0.0.1:8000/v1)"}
-
-
-def in_flags(error: ValueError) -> str:
-    """A judge spec's error (`JudgeSpec.checked`) in the words of the flags that caused it."""
-    if isinstance(error, EngineOptionError):
-        if error.option == "threads":
-            return f"--threads is a flag of the local engines, not of --engine {error.engine}"
-        owners = error.owners
-        return (f"--{error.option.replace('_', '-')} is a flag of the {' and '.join(owners)} "
-                f"engine{'s' if len(owners) > 1 else ''}, not of --engine {error.engine}")
-    if isinstance(error, MissingOptionError):
-        return f"--engine {error.engine} needs {NEEDS_FLAG.get(error.option, '--' + error.option.replace('_', '-'))}"
-    if isinstance(error, OptionValueError):
-        return f"--{error.option.replace('_', '-')} must be {error.rule}, got {error.value!r}"
-    return str(error)
-
-
-def judge_spec(args: argparse.Namespace) -> JudgeSpec:
-    """The judge the model flags name (only the flags given), checked against the chosen engine
-    before any model loads: a flag of another engine, a missing --model or --base-url is a user
-    error (`CliError`) naming the flag."""
-    options = {flag: getattr(args, flag, None) for flag in FLAGS}
-    for flag in ("trust_remote_code", "allow_pickle"):
-        options[flag] = options[flag] or None  # store_true: False means "not given"
-    spec = JudgeSpec(args.model, args.engine, {key: value for key, value in options.items() if value is not None},
-                     getattr(args, "threads", None))
-    try:
-        spec.checked()
-    except (EngineOptionError, MissingOptionError, OptionValueError) as error:
-        raise CliError(in_flags(error)) from None
-    return spec
-
-
-def build_judge(args: argparse.Namespace, device: str | None = None) -> Judge:
-    """The judge of the model flags (loads the model and its engine). `device`: this process's
-    accelerator in a data-parallel run (``cuda:N``, ``cpu``), where each rank runs its own engine."""
-    judge = judge_spec(args).load(device, log_level="DEBUG" if getattr(args, "debug", False) else "WARNING")
-    print(f"judge: {judge.identity}", file=sys.stderr)
-    return judge
 
 
 def columns_of(args: argparse.Namespace) -> Columns:
@@ -310,64 +197,3 @@ def add_mode_flag(parser: argparse.ArgumentParser) -> None:
                              "(one yes/no question on the whole output, one step, far cheaper) or ensemble (both in "
                              "one schedule: the pipeline's score and reason, prob_score the mean of both modes' "
                              "probabilities; not under --compat mastra)")
-
-
-def higher_is_better(name: str, scale: float = 1.0, mode: str = "pipeline", options: Mapping[str, Any] | None = None,
-                     compat: str = "localjudge") -> bool | None:
-    """The direction of the scorer registered as `name` (built without a judge: no model), None
-    when it has none or cannot be built so."""
-    try:
-        return build_scorer(name, None, scale=scale, mode=mode, options=options, compat=compat).higher_is_better
-    except ValueError:
-        return None
-
-
-def better(higher: bool | None) -> str:
-    """The summary's `better` cell: which way a good score points."""
-    return "" if higher is None else "higher" if higher else "lower"
-
-
-# Printed under a run's summary (stderr): what its columns mean, and what the default model is for.
-SUMMARY_NOTE = ("better: which way a good score lies (toxicity, hallucination, bias: lower). mean_prob_score: the same "
-                "score from the judge's label probabilities, graded where the verdicts are yes/no.")
-DEFAULT_MODEL = "smollm2-135m-instruct"  # scripts/setup.sh's model: it proves the plumbing, it does not judge
-WEAK_JUDGE_NOTE = ("the default model (SmolLM2-135M) proves the plumbing, not the verdicts: its scores are near chance "
-                   "(a harmless row can get toxicity 1). For a judge whose scores mean something: docs/models.md")
-
-
-def summary_notes(model: str | None, judged: bool) -> list[str]:
-    """The lines under a summary: the columns explained, and a word on the default model when it judged."""
-    notes = [SUMMARY_NOTE] if judged else [SUMMARY_NOTE.split(". mean_prob_score")[0] + "."]
-    if judged and model and Path(model).name == DEFAULT_MODEL:
-        notes.append(WEAK_JUDGE_NOTE)
-    return notes
-
-
-def summary_rows(summary: dict[str, ScorerSummary],
-                 directions: Mapping[str, bool | None] | None = None) -> list[dict[str, Any]]:
-    """One row per scorer. `directions`: each scorer's `higher_is_better` by name (one not given is
-    read off the registry's scorer of that name, built with its defaults)."""
-    rows = []
-    for s in summary.values():
-        fresh = s.scored + s.unscored + s.not_scorable - s.resumed
-        higher = (directions or {}).get(s.scorer) if s.scorer in (directions or {}) else higher_is_better(s.scorer)
-        rows.append({
-            "scorer": s.scorer, "better": better(higher), "mean_score": s.mean_score,
-            "mean_prob_score": s.mean_prob_score,
-            "scored": s.scored, "unscored": s.unscored, "not_scorable": s.not_scorable, "resumed": s.resumed,
-            "seconds": s.seconds,
-            "rows_per_s": round(fresh / s.seconds, 3) if s.seconds and fresh else None,
-            "tokens_per_s": round(s.new_tokens / s.seconds, 1) if s.seconds and fresh else None,
-        })
-    return rows
-
-
-def markdown_table(rows: list[dict[str, Any]]) -> str:
-    if not rows:
-        return ""
-    head = list(rows[0])
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join("" if r[h] is None else str(r[h]) for h in head) + " |" for r in rows]
-    return "\n".join(lines)
-
-

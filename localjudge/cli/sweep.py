@@ -64,7 +64,8 @@ from typing import Any
 from localjudge.cli.calibration import ModelCalibration, sweep_calibrations
 from localjudge.cli.cluster import sweep_cell_on_ray, sweep_ray
 from localjudge.cli.outputs import check_output_dir, check_output_file, hold_run
-from localjudge.cli.shared import Bars, check_scorers, higher_is_better, markdown_table, summary_rows
+from localjudge.cli.shared import Bars, check_scorers
+from localjudge.cli.summary import higher_is_better, markdown_table, summary_rows
 from localjudge.cluster import ScorerSpec, ray_session
 from localjudge.engines import OPTIONS, EngineOptionError, JudgeSpec, engine_needs
 from localjudge.evaluation import Columns, ResultStore, evaluate, read_table, write_table

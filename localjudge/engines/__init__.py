@@ -22,10 +22,11 @@ from localjudge.engines.choice import (
     load_judge,
 )
 from localjudge.engines.model_files import ModelPathError, check_model_dir
-from localjudge.engines.options import ENGINE_OPTIONS, ENGINES, FLAGS, OPTIONS
+from localjudge.engines.options import ENGINE_OPTIONS, ENGINES, FLAGS, OPTIONS, EngineOption
 from localjudge.engines.placement import rank_cpus, rank_gpus
 from localjudge.engines.spec import JudgeSource, JudgeSpec, load_source, set_threads
 
-__all__ = ["ENGINES", "ENGINE_OPTIONS", "FLAGS", "OPTIONS", "EngineOptionError", "JudgeSource", "JudgeSpec",
-           "MissingOptionError", "ModelPathError", "OptionValueError", "check_engine", "check_judge", "check_model_dir",
-           "check_threads", "engine_needs", "load_judge", "load_source", "rank_cpus", "rank_gpus", "set_threads"]
+__all__ = ["ENGINES", "ENGINE_OPTIONS", "FLAGS", "OPTIONS", "EngineOption", "EngineOptionError", "JudgeSource",
+           "JudgeSpec", "MissingOptionError", "ModelPathError", "OptionValueError", "check_engine", "check_judge",
+           "check_model_dir", "check_threads", "engine_needs", "load_judge", "load_source", "rank_cpus", "rank_gpus",
+           "set_threads"]

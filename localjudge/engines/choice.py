@@ -32,7 +32,7 @@ class EngineOptionError(ValueError):
 
     def __init__(self, option: str, engine: str, owners: tuple[str, ...] | None = None) -> None:
         if owners is None:
-            owners = ENGINE_OPTIONS[option][0] if option in ENGINE_OPTIONS else ()
+            owners = ENGINE_OPTIONS[option].engines if option in ENGINE_OPTIONS else ()
         self.option, self.engine, self.owners = option, engine, owners
         self.owner = owners[0] if owners else None
         where = f"an option of the {self.owner} engine" if self.owner else "not an option of any engine"

@@ -58,7 +58,7 @@ import pytest
 
 import localjudge.evaluation.tables as tables
 from localjudge import FakeJudge, Generation, InvalidRunError, hallucination_scorer, toxicity_scorer
-from localjudge.cli import shared as cli_shared
+from localjudge.cli import model_flags as cli_model_flags
 from localjudge.cli.main import main as cli_main
 from localjudge.engines.model_files import ModelPathError, check_model_dir
 from localjudge.evaluation.dataset_runs import Columns, evaluate
@@ -387,7 +387,7 @@ def fake_cli_judge(monkeypatch: pytest.MonkeyPatch, fake_judge: FakeJudgeFactory
         built.append(fake_judge(SCORES_ONE))
         return built[-1]
 
-    monkeypatch.setattr(cli_shared, "build_judge", build)
+    monkeypatch.setattr(cli_model_flags, "build_judge", build)
     return built
 
 

@@ -18,7 +18,7 @@ import pytest
 from localjudge import Generation, JudgeStep, create_scorer, evaluate, run_evals
 from localjudge.bench.data import custom_benchmark
 from localjudge.bench.run import run_bench
-from localjudge.cli import shared
+from localjudge.cli import model_flags
 from localjudge.cli.main import main
 from localjudge.evaluation.store import RECORD_FORMAT, ResultStore
 from localjudge.judge import TOO_LONG
@@ -106,7 +106,7 @@ def test_a_new_scorer_runs_through_evaluate_and_bench(registered: None, tmp_path
 
 def test_a_new_scorer_runs_through_the_cli(registered: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                            capsys: pytest.CaptureFixture[str], fake_judge: FakeJudgeFactory) -> None:
-    monkeypatch.setattr(shared, "build_judge",
+    monkeypatch.setattr(model_flags, "build_judge",
                         lambda args, device=None: fake_judge(BREVITY, identity="brevity-fake"))
     data = write_rows(tmp_path / "rows.jsonl")
     out = tmp_path / "scored.jsonl"

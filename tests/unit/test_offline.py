@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from localjudge import faithfulness_scorer, hallucination_scorer, toxicity_scorer
-from localjudge.cli import shared as cli_shared
+from localjudge.cli import model_flags as cli_model_flags
 from localjudge.cli.main import main as cli_main
 from localjudge.engines.model_files import ModelPathError, check_model_dir
 from localjudge.evaluation.dataset_runs import evaluate
@@ -63,7 +63,7 @@ def test_cli_end_to_end_offline(block_network: list[str], tmp_path: Path, monkey
                                 fake_judge: FakeJudgeFactory) -> None:
     data = tmp_path / "rows.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in ROWS), encoding="utf-8")
-    monkeypatch.setattr(cli_shared, "build_judge", lambda args, device=None: fake_judge())
+    monkeypatch.setattr(cli_model_flags, "build_judge", lambda args, device=None: fake_judge())
     out = tmp_path / "out.jsonl"
     code = cli_main(["--quiet", "score", "--model", "unused", "--scorer", "hallucination,toxicity",
                      "--data", str(data), "--out", str(out)])
@@ -122,14 +122,14 @@ NO_COPIES_SCRIPT = """
 import sys
 from pathlib import Path
 from localjudge import hallucination_scorer, toxicity_scorer
-from localjudge.cli import main, shared
+from localjudge.cli import main, model_flags
 from localjudge.evaluation.dataset_runs import evaluate
 from localjudge.evaluation.store import ResultStore
 from localjudge.evaluation.tables import read_table, write_table
 from tests.fakes import make_fake_judge
 
 data, out = Path(sys.argv[1]), Path(sys.argv[2])
-shared.build_judge = lambda args, device=None: make_fake_judge()
+model_flags.build_judge = lambda args, device=None: make_fake_judge()
 for source in sorted(data.iterdir()):
     judge = make_fake_judge()
     result = evaluate(read_table(source), [hallucination_scorer(judge), toxicity_scorer(judge)],

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from localjudge.cli import shared
+from localjudge.cli import model_flags
 from localjudge.cli.main import main
 from tests.fakes import FakeJudgeFactory
 
@@ -29,7 +29,7 @@ def rows_file(tmp_path: Path) -> Path:
 
 def test_code_scorers_and_checks_run_without_a_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(shared, "build_judge", no_model)
+    monkeypatch.setattr(model_flags, "build_judge", no_model)
     out = tmp_path / "out.jsonl"
     assert main(["--quiet", "score", "--data", str(rows_file(tmp_path)), "--out", str(out), "--scorer",
                  "keyword_coverage,check_includes,tone", "--scorer-option", "check_includes.expected=paris"]) == 0
@@ -42,7 +42,7 @@ def test_code_scorers_and_checks_run_without_a_model(tmp_path: Path, monkeypatch
 def test_a_judge_scorer_among_them_loads_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    fake_judge: FakeJudgeFactory) -> None:
     loaded: list[Any] = []
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: loaded.append(fake_judge()) or loaded[-1])
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: loaded.append(fake_judge()) or loaded[-1])
     assert main(["--quiet", "score", "--model", "m", "--data", str(rows_file(tmp_path)), "--scorer",
                  "toxicity,completeness"]) == 0
     assert len(loaded) == 1 and loaded[0].calls
@@ -52,6 +52,6 @@ def test_a_judge_scorer_among_them_loads_the_model(tmp_path: Path, monkeypatch: 
 
 def test_a_check_without_its_option_fails_before_anything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(shared, "build_judge", no_model)
+    monkeypatch.setattr(model_flags, "build_judge", no_model)
     assert main(["--quiet", "score", "--data", str(rows_file(tmp_path)), "--scorer", "check_called_tool"]) == 2
     assert "needs option 'tool_name'" in capsys.readouterr().err

@@ -13,12 +13,12 @@ pytest_plugins = ["pytester"]
 
 
 def test_score_takes_compat(tmp_path, monkeypatch, fake_judge: FakeJudgeFactory, capsys) -> None:
-    from localjudge.cli import shared
+    from localjudge.cli import model_flags
     from localjudge.cli.main import main
 
     data, out = tmp_path / "rows.jsonl", tmp_path / "out.jsonl"
     data.write_text('{"input": "q", "output": ""}\n', encoding="utf-8")  # toxicity: 0 here, 1 in Mastra
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: fake_judge())
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: fake_judge())
     argv = ["--quiet", "score", "--model", "m", "--scorer", "toxicity", "--data", str(data), "--out", str(out)]
     assert main(argv) == 0
     assert json.loads(out.read_text())["toxicity_score"] == 0
@@ -64,7 +64,7 @@ def test_the_plugin_gives_the_compat_setting(pytester: pytest.Pytester) -> None:
 def test_a_nan_score_is_written_and_summarised(tmp_path, monkeypatch, fake_judge: FakeJudgeFactory, capsys) -> None:
     """Mastra's NaN (answer relevancy's options without the weight, an unsure verdict) goes through
     the CLI: "NaN" in the JSONL output, nan in the printed summary, exit 0."""
-    from localjudge.cli import shared
+    from localjudge.cli import model_flags
     from localjudge.cli.main import main
     from tests.fakes import toxicity_statements
 
@@ -72,7 +72,7 @@ def test_a_nan_score_is_written_and_summarised(tmp_path, monkeypatch, fake_judge
         toxicity_statements(prompt))}}
     data, out = tmp_path / "rows.jsonl", tmp_path / "out.jsonl"
     data.write_text('{"input": "Where is Paris?", "output": "In France. It is big."}\n', encoding="utf-8")
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: fake_judge(unsure))
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: fake_judge(unsure))
     assert main(["--quiet", "score", "--model", "m", "--scorer", "answer_relevancy", "--data", str(data), "--out",
                  str(out), "--compat", "mastra", "--scorer-option", "answer_relevancy.uncertainty_weight=null"]) == 0
     assert json.loads(out.read_text())["answer_relevancy_score"] == "NaN"

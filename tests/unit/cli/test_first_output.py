@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from localjudge import Generation
-from localjudge.cli import shared
+from localjudge.cli import model_flags
 from localjudge.cli.main import main
 from tests.conftest import EXAMPLES
 from tests.fakes import make_fake_judge
@@ -22,7 +22,7 @@ DEFAULT_MODEL = "models/smollm2-135m-instruct"
 
 def run(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, model: str, scorers: str,
         *more: str, judge: Any = None) -> tuple[str, str]:
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: judge or make_fake_judge())
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: judge or make_fake_judge())
     assert main(["--quiet", "score", "--model", model, "--scorer", scorers, "--data", str(EXAMPLE), *more]) == 0
     captured = capsys.readouterr()
     return captured.out, captured.err
@@ -63,7 +63,7 @@ def test_under_the_summary_prob_score_and_the_default_model_are_explained(
 
 def test_a_model_free_run_has_no_word_on_the_model(capsys: pytest.CaptureFixture[str],
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: pytest.fail("no judge is needed"))
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: pytest.fail("no judge is needed"))
     assert main(["--quiet", "score", "--scorer", "completeness", "--data", str(EXAMPLE)]) == 0
     err = capsys.readouterr().err
     assert "better: which way" in err and "mean_prob_score" not in err and "default model" not in err
@@ -96,7 +96,7 @@ def test_rows_lost_to_a_judge_failure_say_how_to_resume(capsys: pytest.CaptureFi
 def test_the_default_model_through_a_server_gets_the_same_word(capsys: pytest.CaptureFixture[str],
                                                                monkeypatch: pytest.MonkeyPatch,
                                                                flags: list[str]) -> None:
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: make_fake_judge())
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: make_fake_judge())
     assert main(["--quiet", "score", "--engine", "server", "--base-url", "http://127.0.0.1:9/v1", *flags,
                  "--scorer", "toxicity", "--data", str(EXAMPLE)]) == 0
     assert "the default model (SmolLM2-135M) proves the plumbing" in capsys.readouterr().err

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from localjudge import evaluate, toxicity_scorer
-from localjudge.cli import shared
+from localjudge.cli import model_flags
 from localjudge.cli.main import main
 from localjudge.judge import FakeJudge
 from tests.fakes import FakeJudgeFactory
@@ -23,7 +23,7 @@ from tests.fakes import FakeJudgeFactory
 def built(monkeypatch: pytest.MonkeyPatch, fake_judge: FakeJudgeFactory) -> list[FakeJudge]:
     """The CLI builds a scripted fake judge instead of loading a model; each one built is kept."""
     judges: list[FakeJudge] = []
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: judges.append(fake_judge()) or judges[-1])
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: judges.append(fake_judge()) or judges[-1])
     return judges
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from localjudge import FakeJudge
-from localjudge.cli import build_parser, shared
+from localjudge.cli import build_parser, model_flags, shared
 from localjudge.cli.sweep import load_config
 from tests.fakes import stand_in_engine
 
@@ -20,7 +20,7 @@ def test_max_context_reaches_the_judge_from_the_cli(monkeypatch: pytest.MonkeyPa
     stand_in_engine(monkeypatch, lambda path, **kwargs: seen.update(kwargs) or FakeJudge({}))
     args = build_parser().parse_args(["score", "--model", "m", "--scorer", "toxicity", "--data", "d.jsonl",
                                           "--max-context", "4096"])
-    shared.build_judge(args)
+    model_flags.build_judge(args)
     assert seen["max_context"] == 4096
     with pytest.raises(ValueError, match="--max-context must be at least 1"):
         shared.check_numbers(argparse.Namespace(**{**vars(args), "max_context": 0}))

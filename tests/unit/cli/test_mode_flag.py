@@ -9,12 +9,12 @@ from tests.fakes import FakeJudgeFactory, stand_in_engine
 
 
 def test_cli_score_and_sweep_take_the_mode(tmp_path, monkeypatch, fake_judge: FakeJudgeFactory) -> None:
-    from localjudge.cli import shared
+    from localjudge.cli import model_flags
     from localjudge.cli.main import main
 
     data, out = tmp_path / "rows.jsonl", tmp_path / "out.jsonl"
     data.write_text('{"input": "q", "output": "You idiot."}\n', encoding="utf-8")
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: fake_judge())
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: fake_judge())
     argv = ["--quiet", "score", "--model", "m", "--scorer", "toxicity", "--data", str(data), "--out", str(out)]
     assert main([*argv, "--mode", "direct"]) == 0
     row = json.loads(out.read_text())

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.cli import bench, shared
+from localjudge.cli import bench, model_flags, shared
 from localjudge.cli.main import main
 from localjudge.cli.outputs import LOCK_NAME, run_name
 from localjudge.engines import JudgeSpec
@@ -46,7 +46,7 @@ def no_model(*args: object, **kwargs: object) -> None:
 
 @pytest.fixture
 def no_loading(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shared, "build_judge", no_model)
+    monkeypatch.setattr(model_flags, "build_judge", no_model)
     monkeypatch.setattr(JudgeSpec, "load", no_model)
 
 
@@ -120,7 +120,7 @@ def test_a_dead_holders_lock_does_not_block(tmp_path: Path, capsys, monkeypatch:
     holder.wait()
     record = json.loads((tmp_path / "out.jsonl.progress" / LOCK_NAME).read_text())
     assert record["pid"] == holder.pid and record["run"] == "another-run"
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: fake_judge())
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: fake_judge())
     code, err = score(capsys, tmp_path / "out.jsonl")
     assert code == 0, err
     assert len((tmp_path / "out.jsonl").read_text().splitlines()) == len(EXAMPLE.read_text().splitlines())

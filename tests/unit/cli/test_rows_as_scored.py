@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from localjudge.cli import shared
+from localjudge.cli import model_flags
 from localjudge.cli.main import main
 from localjudge.cli.progress import TICK, Bars
 from tests.conftest import EXAMPLES
@@ -34,7 +34,7 @@ def test_rows_are_printed_as_each_batch_is_scored(capsys: pytest.CaptureFixture[
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[str] = []
     judge = printing_judge(capsys, seen)
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: judge)
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: judge)
     assert main(["--quiet", "score", "--model", "my-model", "--scorer", "toxicity,hallucination", "--data",
                  str(EXAMPLE), "--batch-size", "4"]) == 0
     out = "".join(seen) + capsys.readouterr().out
@@ -49,7 +49,7 @@ def test_rows_are_printed_as_each_batch_is_scored(capsys: pytest.CaptureFixture[
 
 def test_with_out_nothing_is_printed_per_row(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
                                              tmp_path: Any) -> None:
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: make_fake_judge())
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: make_fake_judge())
     assert main(["--quiet", "score", "--model", "my-model", "--scorer", "toxicity", "--data", str(EXAMPLE),
                  "--out", str(tmp_path / "scored.jsonl")]) == 0
     assert not [line for line in capsys.readouterr().out.splitlines() if line.startswith("[")]

@@ -67,13 +67,13 @@ def test_no_resume_data_parallel_merge_scores_each_row_once(tmp_path: Path, monk
     """Two ranks with --no-resume, simulated in one process (rank 1, then rank 0, which merges):
     rank 0 judges only its own shard and takes rank 1's rows from the scratch folder, whose stale
     logs (its own, a rank beyond the world) are never read; nothing is left behind."""
-    from localjudge.cli import score, shared
+    from localjudge.cli import model_flags, score
 
     data, out = tmp_path / "rows.jsonl", tmp_path / "out.jsonl"
     rows = [{"run_id": str(i), "input": "q", "output": f"answer {i}"} for i in range(5)]
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     argv = ["--quiet", "score", "--model", "m", "--scorer", "toxicity", "--data", str(data), "--out", str(out)]
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: fake_judge())
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: fake_judge())
     assert main([*argv[:-2], "--out", str(tmp_path / "single.jsonl")]) == 0
     every_row = (tmp_path / "single.jsonl.progress" / "rank-0.jsonl").read_text()  # valid logs of all rows
 
@@ -83,7 +83,7 @@ def test_no_resume_data_parallel_merge_scores_each_row_once(tmp_path: Path, monk
     monkeypatch.setattr(score, "wait_for_everyone", lambda: None)
     monkeypatch.setattr(score, "distributed_device", lambda: "cpu")
     judges: list = []
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: judges.append(fake_judge()) or judges[-1])
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: judges.append(fake_judge()) or judges[-1])
     for rank in (1, 0):
         monkeypatch.setattr(score, "distributed_rank", lambda rank=rank: (rank, 2))
         if rank == 0:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from localjudge.cli import shared
+from localjudge.cli import model_flags
 from localjudge.cli.main import main
 from localjudge.cluster import ScorerSpec, scorer_factory
 from localjudge.scorers import ENTRY_POINT_GROUP, registry
@@ -160,7 +160,7 @@ def test_bench_runs_a_scorer_from_a_file(module: Path, tmp_path: Path, monkeypat
     labeled = tmp_path / "labeled.jsonl"
     labeled.write_text("".join(json.dumps({**r, "label": int(i == 0)}) + "\n" for i, r in enumerate(ROWS * 4)),
                        encoding="utf-8")
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: fake_judge({}, identity="unused"))
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: fake_judge({}, identity="unused"))
     assert main(["--quiet", "bench", "--model", "unused", "--scorer-module", str(module), "--scorer", "conciseness",
                  "--data", str(labeled), "--positive", "1", "--out-dir", str(tmp_path / "bench"),
                  "--bootstrap", "20", "--no-html"]) == 0

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from localjudge import FakeJudge
-from localjudge.cli import shared
+from localjudge.cli import model_flags
 from localjudge.cli.main import main
 from localjudge.cli.shared import CliError, option_value, parse_scorer_options
 from localjudge.cli.sweep import load_config
@@ -108,7 +108,7 @@ ROWS = [{"run_id": "a", "input": "A greeting?", "output": "Welcome to Bloom & Co
 def test_score_runs_rubric_with_criteria_from_the_flag_and_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                   fake_judge: FakeJudgeFactory) -> None:
     judges: list[FakeJudge] = []
-    monkeypatch.setattr(shared, "build_judge",
+    monkeypatch.setattr(model_flags, "build_judge",
                         lambda args, device=None: judges.append(fake_judge(CriterionVerdicts=shop_only)) or judges[-1])
     data, out = write_rows(tmp_path / "rows.jsonl", ROWS), tmp_path / "out.jsonl"
     argv = ["--quiet", "score", "--model", "m", "--scorer", "rubric", "--data", str(data), "--out", str(out),
@@ -143,7 +143,7 @@ def no_model(args: Any, device: Any = None) -> Any:
 def test_score_option_errors_are_one_line_before_the_model(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str], extra: list[str],
                                                            message: str) -> None:
-    monkeypatch.setattr(shared, "build_judge", no_model)
+    monkeypatch.setattr(model_flags, "build_judge", no_model)
     data = write_rows(tmp_path / "rows.jsonl", ROWS)
     assert main(["score", "--model", "m", "--scorer", "rubric", "--data", str(data), *extra]) == 2
     err = capsys.readouterr().err
@@ -166,7 +166,7 @@ def test_an_option_value_a_factory_trips_over_is_one_clear_error(monkeypatch: py
 
 def test_a_function_option_cannot_come_from_a_flag(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(shared, "build_judge", no_model)
+    monkeypatch.setattr(model_flags, "build_judge", no_model)
     data = write_rows(tmp_path / "rows.jsonl", ROWS)
     assert main(["score", "--model", "m", "--scorer", "hallucination", "--data", str(data),
                  "--scorer-option", "hallucination.get_context=my_module.fetch"]) == 2
@@ -176,7 +176,7 @@ def test_a_function_option_cannot_come_from_a_flag(tmp_path: Path, monkeypatch: 
 def test_a_static_context_option_reaches_the_prompts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                      fake_judge: FakeJudgeFactory) -> None:
     judge = fake_judge()
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: judge)
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: judge)
     data = write_rows(tmp_path / "rows.jsonl", [{"input": "q", "output": "Paris is in France."}])
     assert main(["--quiet", "score", "--model", "m", "--scorer", "faithfulness", "--data", str(data),
                  "--scorer-option", 'faithfulness.context=["Paris is the capital of France."]']) == 0
@@ -193,12 +193,12 @@ def test_bench_measures_rubric_on_own_labels(tmp_path: Path, monkeypatch: pytest
     data = write_rows(tmp_path / "rows.jsonl", ROWS)
     argv = ["--quiet", "bench", "--model", "m", "--data", str(data), "--scorer", "rubric", "--positive", "1",
             "--out-dir", str(tmp_path / "bench"), "--bootstrap", "20", "--no-html"]
-    monkeypatch.setattr(shared, "build_judge", no_model)
+    monkeypatch.setattr(model_flags, "build_judge", no_model)
     assert main(argv) == 2  # no criteria: refused before the model loads
     assert "scorer 'rubric' needs option 'criteria'" in capsys.readouterr().err
     assert main([*argv, "--scorer-option", "faithfulness.k=1"]) == 2
     assert "faithfulness is not a scorer of this run (rubric)" in capsys.readouterr().err
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: fake_judge(CriterionVerdicts=short_only))
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: fake_judge(CriterionVerdicts=short_only))
     assert main([*argv, "--scorer-option", 'rubric.criteria=["One word."]']) == 0
     report = json.loads((tmp_path / "bench" / "report.json").read_text())
     judge_row = next(r for r in report["results"][0]["table"] if r["name"] == "judge score")
@@ -207,7 +207,7 @@ def test_bench_measures_rubric_on_own_labels(tmp_path: Path, monkeypatch: pytest
 
 def test_bench_options_name_only_measured_scorers(monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr(shared, "build_judge", no_model)
+    monkeypatch.setattr(model_flags, "build_judge", no_model)
     assert main(["bench", "--model", "m", "--benchmark", "toxigen", "--scorer-option", "rubric.criteria=[]"]) == 2
     assert "rubric is not a scorer of this run (toxicity)" in capsys.readouterr().err
 

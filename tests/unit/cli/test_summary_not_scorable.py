@@ -9,7 +9,7 @@ import pytest
 
 from localjudge import create_scorer, evaluate, not_scorable
 from localjudge.cli.score import print_rows
-from localjudge.cli.shared import markdown_table, summary_rows
+from localjudge.cli.summary import markdown_table, summary_rows
 from localjudge.evaluation import Columns
 
 

@@ -1,5 +1,6 @@
 """Engine options are named once (`localjudge.engines.options.ENGINE_OPTIONS`): the engine choice,
-the CLI's flags and a sweep's model keys all follow that table."""
+the CLI's flags and a sweep's model keys all follow that table (the flags themselves, on both
+command lines: tests/unit/cli/test_engine_flags.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from localjudge.cli.main import build_parser
 from localjudge.cli.sweep import MODEL_KEYS
 from localjudge.engines import ENGINE_OPTIONS, ENGINES, FLAGS, OPTIONS, EngineOptionError, check_engine
 from localjudge.engines.options import check_max_rows, judge_identity
+from localjudge.engines.server import KINDS
 
 
 def score_flags() -> set[str]:
@@ -25,13 +27,18 @@ def test_every_flagged_option_is_a_flag_of_score_and_no_engine_flag_is_unlisted(
 
 def test_each_engine_takes_exactly_its_options_and_sweeps_accept_them() -> None:
     for engine in ENGINES:
-        for name, (engines, _) in ENGINE_OPTIONS.items():
-            if engine in engines:
+        for name, option in ENGINE_OPTIONS.items():
+            if engine in option.engines:
                 assert check_engine(engine, {name: 1}) == {name: 1}
             else:
                 with pytest.raises(EngineOptionError, match=name):
                     check_engine(engine, {name: 1})
     assert set().union(*OPTIONS.values()) == set(ENGINE_OPTIONS) <= MODEL_KEYS
+
+
+def test_the_server_kind_flag_offers_exactly_the_server_dialects() -> None:
+    """Written out in the table (the server package imports it, so it cannot import KINDS)."""
+    assert ENGINE_OPTIONS["server_kind"].choices == KINDS
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, 1.5, "4"])

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from localjudge import FakeJudge
-from localjudge.cli import build_parser, shared
+from localjudge.cli import build_parser, model_flags
 from localjudge.cli.sweep import _judge_spec
 from localjudge.engines import (
     EngineOptionError,
@@ -125,11 +125,11 @@ def test_the_cli_and_a_sweep_build_the_same_spec(monkeypatch: pytest.MonkeyPatch
     args = build_parser().parse_args(["score", "--model", "m", "--engine", "vllm", "--threads", "2",
                                       "--tensor-parallel-size", "2", "--scorer", "toxicity", "--data", "d.jsonl"])
     spec = JudgeSpec("m", "vllm", {"tensor_parallel_size": 2}, threads=2)
-    assert shared.judge_spec(args) == spec
+    assert model_flags.judge_spec(args) == spec
     assert _judge_spec({"name": "x", "path": "m", "engine": "vllm", "threads": 2, "tensor_parallel_size": 2}) == spec
     loads = recorded(monkeypatch, "vllm")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
-    shared.build_judge(args, device="cuda:1")  # a data-parallel rank: the CLI hands the spec its device
+    model_flags.build_judge(args, device="cuda:1")  # a data-parallel rank: the CLI hands the spec its device
     assert loads == [("m", {"tensor_parallel_size": 2},
                       {"CUDA_VISIBLE_DEVICES": "6,7", "VLLM_CPU_OMP_THREADS_BIND": "0-1",
                        "VLLM_LOGGING_STREAM": "ext://sys.stderr", "VLLM_LOGGING_LEVEL": "WARNING"})]

@@ -160,7 +160,7 @@ def test_a_score_function_async_or_not_and_json_data_of_every_kind_still_pass() 
 
 def test_cli_score_stores_every_row_when_a_custom_step_gives_a_set(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                   fake_judge: FakeJudgeFactory) -> None:
-    from localjudge.cli import shared
+    from localjudge.cli import model_flags
     from localjudge.cli.main import main
     from localjudge.scorers import SCORERS
 
@@ -169,7 +169,7 @@ def test_cli_score_stores_every_row_when_a_custom_step_gives_a_set(tmp_path: Pat
             lambda run, results: {"x"} if run.output == "bad" else {"x": 1}).generate_score(lambda run, results: 1.0)
 
     monkeypatch.setitem(SCORERS, "sets", factory)
-    monkeypatch.setattr(shared, "build_judge", lambda args, device=None: fake_judge())
+    monkeypatch.setattr(model_flags, "build_judge", lambda args, device=None: fake_judge())
     data, out = tmp_path / "rows.jsonl", tmp_path / "out.jsonl"
     data.write_text("".join(json.dumps({"input": "q", "output": o}) + "\n" for o in ("fine", "bad", "ok")))
     assert main(["--quiet", "score", "--model", "m", "--scorer", "sets", "--data", str(data), "--out", str(out)]) == 0
