@@ -60,7 +60,7 @@ from localjudge.scorers.judged import (
     toxicity_scorer,
     trajectory_accuracy_scorer,
 )
-from localjudge.scoring import JudgeStep, Scorer, check_compat
+from localjudge.scoring import CompatName, JudgeStep, Scorer, check_compat
 
 # Mastra's code scorers and checks: no model (see `localjudge.scorers.coded`).
 CODE_SCORERS: dict[str, Callable[..., Scorer]] = {
@@ -210,7 +210,7 @@ def build_scorer(name: str, judge: Judge | None, *, scale: float = 1.0, mode: st
 
 
 def _build(name: str, factory: Callable[..., Scorer], judge: Judge | None, scale: float, mode: str,
-           options: dict[str, Any], compat: str) -> Scorer:
+           options: dict[str, Any], compat: CompatName) -> Scorer:
     if mode not in SCORER_MODES:
         raise ValueError(f"unknown mode {mode!r}; modes: {', '.join(SCORER_MODES)}")
     if mode == ENSEMBLE:

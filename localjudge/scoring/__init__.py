@@ -8,9 +8,11 @@ scorer over a batch (one judge call per judge step: `items` holds each run's sta
 `asking` renders a step's prompts and asks), `answers` is the one
 place judge output is parsed, `copying` catches replayed worked examples, `versioning` hashes
 what a scorer sends the judge, `schemas` and `prompting` are the bounded-schema and
-untrusted-text helpers every scorer uses.
+untrusted-text helpers every scorer uses. `build` is what a factory works out once from its
+``scale``, ``mode`` and ``compat`` (`Build`), handed to the kit it builds with.
 """
 
+from localjudge.scoring.build import MODES, Build, Mode, check_mode
 from localjudge.scoring.calls import Ask, BatchSteps, Outcome, answered_alone, ask_merged, merged, rounds, run_together
 from localjudge.scoring.classifier import Classifier, create_classifier_scorer
 from localjudge.scoring.compat import (
@@ -67,6 +69,10 @@ from localjudge.scoring.steps import (
 __all__ = [
     "AS_RETURNED",
     "Ask",
+    "Build",
+    "MODES",
+    "Mode",
+    "check_mode",
     "Outcome",
     "BatchSteps",
     "Classifier",

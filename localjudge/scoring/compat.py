@@ -132,10 +132,6 @@ class MastraNumbers:
         checked = check_scale(scale)
         return checked, checked
 
-    def build_scale(self, scale: float, compat: str) -> float:
-        """The scale a factory builds its prompts and examples with (see `scales`)."""
-        return self.scales(scale, compat)[0]
-
 
 AS_RETURNED = MastraNumbers()  # Mastra's `createScorer`: generateScore's number is the score, as it is
 

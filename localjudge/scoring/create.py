@@ -68,19 +68,20 @@ def create_scorer(
             reads `scale`, NaN); the default is Mastra's ``createScorer``'s own rule, the number
             as it is. A built-in factory declares its own.
     """
+    setting = Compat(check_compat(compat), mastra_numbers)
     return Scorer(name=name, judge=judge, instructions=instructions, description=description, version=version,
                   scale=scale, id=id, needs_context=needs_context, requires=tuple(requires), context=context,
                   get_context=get_context,
                   fallback_context=fallback_context, shortcut=shortcut or no_shortcut, prob_score_fn=prob_score,
                   positive=positive, higher_is_better=higher_is_better,
-                  score_returns=score_returns or _default_returns(compat, mastra_numbers),
-                  prepare_run=prepare_run, compat=Compat(check_compat(compat), mastra_numbers))
+                  score_returns=score_returns or _default_returns(setting),
+                  prepare_run=prepare_run, compat=setting)
 
 
-def _default_returns(compat: str, numbers: MastraNumbers) -> ScoreReturns:
+def _default_returns(setting: Compat) -> ScoreReturns:
     """`create_scorer`'s `score_returns` when none is given: Mastra's score contract (the number
     is the score, as returned) under ``compat="mastra"`` for createScorer's own numbers."""
-    return "score" if compat == "mastra" and numbers == AS_RETURNED else "fraction"
+    return "score" if setting.mastra and setting.numbers == AS_RETURNED else "fraction"
 
 
 __all__ = ["create_scorer"]

@@ -28,7 +28,7 @@ from functools import cached_property
 from typing import Any
 
 from localjudge.samples import InvalidRunError, Joined, Sample, is_missing, mastra_text
-from localjudge.scoring import MastraNumbers, Results, Scorer, create_scorer
+from localjudge.scoring import Build, MastraNumbers, Results, Scorer, create_scorer
 
 TRAJECTORY_KEYS = ("expected_trajectory", "expectedTrajectory")
 # Mastra's code scorers and checks return their raw fraction and take no scale option.
@@ -105,29 +105,34 @@ def _refuse(value: Any) -> Any:
     raise TypeError(f"{type(value).__name__} is not JSON data")
 
 
+def code_build(scale: float = 1.0, compat: str = "localjudge") -> Build:
+    """A code scorer's build: its `scale` and `compat` checked, with Mastra's numbers for the code
+    scorers and checks (`MASTRA_NUMBERS`: the raw fraction, no scale)."""
+    return Build.of(MASTRA_NUMBERS, scale=scale, compat=compat)
+
+
 def code_scorer(
     name: str,
+    build: Build,
     *,
     score: Callable[[Sample, Results], float],
     preprocess: Callable[[Sample, Results], Any],
     reason: Callable[[Sample, Results], str],
     description: str,
     positive: str,
-    scale: float = 1.0,
     id: str = "",
     reads: Sequence[str] = ("output",),
     settings: Mapping[str, Any] | None = None,
     check_run: Callable[[RunSample], None] | None = None,
     version: str = "v1",
-    compat: str = "localjudge",
     mastra_reading: Mapping[str, Joined] | None = None,
 ) -> CodeScorer:
     """A `CodeScorer`: Mastra's shape (a preprocess function that measures, a score read off its
-    result) with a reason by rule; higher is better for every one of them. Under
-    ``compat="mastra"``, Mastra's numbers (`MASTRA_NUMBERS`): the raw fraction, no scale; and
-    the texts of `mastra_reading`'s fields as Mastra's scorer reads them."""
-    base = (create_scorer(name, description=description, scale=scale, id=id, version=version, positive=positive,
-                          higher_is_better=True, compat=compat, mastra_numbers=MASTRA_NUMBERS)
+    result) with a reason by rule; higher is better for every one of them. `build` holds its scale
+    and setting (`code_build`): under ``compat="mastra"``, Mastra's numbers (`MASTRA_NUMBERS`): the
+    raw fraction, no scale; and the texts of `mastra_reading`'s fields as Mastra's scorer reads them."""
+    base = (create_scorer(name, description=description, id=id, version=version, positive=positive,
+                          higher_is_better=True, **build.create_keywords())
             .preprocess(preprocess).generate_score(score).generate_reason(reason))
     values = {f.name: getattr(base, f.name) for f in fields(Scorer)}
     return CodeScorer(**values, reads=tuple(reads), settings=json.dumps(settings or {}, sort_keys=True, default=str),
@@ -148,4 +153,4 @@ def passed(run: Sample, results: Results) -> float:
     return 1.0 if results["preprocess_step_result"]["passed"] else 0.0
 
 
-__all__ = ["CodeScorer", "RunSample", "code_scorer", "measured", "passed", "plain"]
+__all__ = ["CodeScorer", "RunSample", "code_build", "code_scorer", "measured", "passed", "plain"]

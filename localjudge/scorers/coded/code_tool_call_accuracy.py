@@ -18,7 +18,7 @@ from typing import Any
 
 from localjudge.judge import Judge
 from localjudge.samples import InvalidRunError, Sample
-from localjudge.scorers.coded.code_scorer import CodeScorer, RunSample, code_scorer
+from localjudge.scorers.coded.code_scorer import CodeScorer, RunSample, code_build, code_scorer
 from localjudge.scoring import Results
 
 
@@ -91,10 +91,10 @@ def code_tool_call_accuracy_scorer(judge: Judge | None = None, *, expected_tool:
         verdict = "matches" if step["accuracy"] else "does not match"
         return f"Called {called}; that {verdict} {wanted}{' (strict)' if strict_mode else ''}."
 
-    return code_scorer("code_tool_call_accuracy", preprocess=preprocess,
+    return code_scorer("code_tool_call_accuracy", code_build(scale, compat), preprocess=preprocess,
                        score=lambda run, results: results["preprocess_step_result"]["accuracy"], reason=reason,
-                       scale=scale, reads=("input", "output", "tool_calls"), positive="called the expected tools",
-                       compat=compat, check_run=_check_run,
+                       reads=("input", "output", "tool_calls"), positive="called the expected tools",
+                       check_run=_check_run,
                        settings={"expected_tool": expected_tool, "order": order, "strict": strict_mode},
                        description="Whether the expected tool, or tools in the expected order, were called")
 

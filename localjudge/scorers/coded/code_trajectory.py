@@ -25,7 +25,7 @@ from typing import Any
 
 from localjudge.judge import Judge
 from localjudge.samples import InvalidRunError, Sample
-from localjudge.scorers.coded.code_scorer import CodeScorer, RunSample, code_scorer, plain
+from localjudge.scorers.coded.code_scorer import CodeScorer, RunSample, code_build, code_scorer, plain
 from localjudge.scorers.coded.code_trajectory_accuracy import check_ordering, given, run_expectation
 from localjudge.scorers.coded.trajectory_compare import (
     blacklist,
@@ -207,8 +207,9 @@ def code_trajectory_scorer(judge: Judge | None = None, *, defaults: Mapping[str,
             level = 0.7 * level + 0.3 * (_add([r["score"] for r in nested]) / len(nested))
         return js_round(level)
 
-    return code_scorer("code_trajectory", preprocess=preprocess, score=score, reason=trajectory_reason, scale=scale,
-                       compat=compat, reads=("output", "tool_calls", "expectation"), positive="a sound trajectory",
+    return code_scorer("code_trajectory", code_build(scale, compat), preprocess=preprocess, score=score,
+                       reason=trajectory_reason, reads=("output", "tool_calls", "expectation"),
+                       positive="a sound trajectory",
                        check_run=check_run, settings={"defaults": base, "weights": chosen},
                        description="Trajectory accuracy, efficiency, forbidden tools and tool failures, weighted")
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from localjudge.judge import Judge
 from localjudge.samples import InvalidRunError, Sample
-from localjudge.scorers.coded.code_scorer import CodeScorer, RunSample, code_scorer, plain
+from localjudge.scorers.coded.code_scorer import CodeScorer, RunSample, code_build, code_scorer, plain
 from localjudge.scorers.coded.trajectory_compare import compare, expected_steps, steps_of
 from localjudge.scoring import Results
 
@@ -108,10 +108,10 @@ def code_trajectory_accuracy_scorer(judge: Judge | None = None, *,
                 parts.append(f"{label}: {', '.join(map(str, found[key]))}")
         return "; ".join(parts) + "."
 
-    return code_scorer("code_trajectory_accuracy", preprocess=preprocess,
+    return code_scorer("code_trajectory_accuracy", code_build(scale, compat), preprocess=preprocess,
                        score=lambda run, results: (results["preprocess_step_result"]["comparison"] or {"score": 0.0})
                        ["score"],
-                       reason=reason, scale=scale, compat=compat, reads=("output", "tool_calls", "expectation"),
+                       reason=reason, reads=("output", "tool_calls", "expectation"),
                        positive="follows the expected trajectory", check_run=check_run,
                        settings={"expected": static, "ordering": ordering, "repeats": allow_repeated_steps},
                        description="Share of the expected steps the agent's tool calls match (strict, relaxed "

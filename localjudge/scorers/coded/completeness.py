@@ -26,7 +26,7 @@ from typing import Any
 
 from localjudge.judge import Judge
 from localjudge.samples import BOTH_JOINED, Sample
-from localjudge.scorers.coded.code_scorer import CodeScorer, code_scorer
+from localjudge.scorers.coded.code_scorer import CodeScorer, code_build, code_scorer
 from localjudge.scoring import Results
 
 AUXILIARIES = {"is": "be", "was": "be", "were": "be", "are": "be", "am": "be", "be": "be", "been": "be",
@@ -152,7 +152,7 @@ def _reason(run: Sample, results: Results) -> str:
 
 def completeness_scorer(judge: Judge | None = None, *, scale: float = 1.0, compat: str = "localjudge") -> CodeScorer:
     """Mastra's completeness scorer (no model: `judge` is not used)."""
-    return code_scorer("completeness", preprocess=_preprocess, score=_score, reason=_reason, scale=scale, compat=compat,
+    return code_scorer("completeness", code_build(scale, compat), preprocess=_preprocess, score=_score, reason=_reason,
                        reads=("input", "output"), mastra_reading=BOTH_JOINED, positive="complete",
                        description="Share of the input's words and verbs (elements) the output covers")
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from localjudge.judge import Judge
 from localjudge.samples import BOTH_JOINED, Sample
-from localjudge.scorers.coded.code_scorer import CodeScorer, code_scorer, measured
+from localjudge.scorers.coded.code_scorer import CodeScorer, code_build, code_scorer, measured
 from localjudge.scorers.coded.js_strings import dice_bigrams, squash_spaces
 from localjudge.scoring import Results
 
@@ -45,8 +45,8 @@ def content_similarity_scorer(judge: Judge | None = None, *, ignore_case: bool =
         return (f"Dice similarity of the input's and output's character pairs: "
                 f"{results['preprocess_step_result']['similarity']:.4g}.")
 
-    return code_scorer("content_similarity", preprocess=preprocess, score=measured("similarity"), reason=reason,
-                       scale=scale, compat=compat, reads=("input", "output"),
+    return code_scorer("content_similarity", code_build(scale, compat), preprocess=preprocess,
+                       score=measured("similarity"), reason=reason, reads=("input", "output"),
                        mastra_reading=BOTH_JOINED, positive="similar to the input",
                        settings={"ignore_case": ignore_case, "ignore_whitespace": ignore_whitespace},
                        description="Character-bigram (Dice) similarity of the input and output texts")

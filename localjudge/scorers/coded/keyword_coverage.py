@@ -18,7 +18,7 @@ from typing import Any
 
 from localjudge.judge import Judge
 from localjudge.samples import BOTH_JOINED, Sample
-from localjudge.scorers.coded.code_scorer import CodeScorer, code_scorer
+from localjudge.scorers.coded.code_scorer import CodeScorer, code_build, code_scorer
 from localjudge.scorers.coded.js_strings import JS_SPACE, js_length, js_trim
 from localjudge.scoring import Results
 
@@ -88,8 +88,8 @@ def _reason(run: Sample, results: Results) -> str:
 def keyword_coverage_scorer(judge: Judge | None = None, *, scale: float = 1.0,
                             compat: str = "localjudge") -> CodeScorer:
     """Mastra's keyword coverage scorer (no model: `judge` is not used)."""
-    return code_scorer("keyword_coverage", preprocess=_preprocess, score=_score, reason=_reason, scale=scale,
-                       compat=compat, reads=("input", "output"),
+    return code_scorer("keyword_coverage", code_build(scale, compat), preprocess=_preprocess, score=_score,
+                       reason=_reason, reads=("input", "output"),
                        mastra_reading=BOTH_JOINED, positive="covers the input's keywords",
                        description="Share of the input's keywords (stop words removed) that the output uses")
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from localjudge.judge import Judge
 from localjudge.samples import BOTH_JOINED, Sample
-from localjudge.scorers.coded.code_scorer import CodeScorer, code_scorer, measured
+from localjudge.scorers.coded.code_scorer import CodeScorer, code_build, code_scorer, measured
 from localjudge.scorers.coded.js_strings import Units, js_split_spaces, squash_spaces, utf16
 from localjudge.scoring import Results
 
@@ -91,8 +91,8 @@ def _reason(run: Sample, results: Results) -> str:
 def textual_difference_scorer(judge: Judge | None = None, *, scale: float = 1.0,
                               compat: str = "localjudge") -> CodeScorer:
     """Mastra's textual difference scorer (no model: `judge` is not used)."""
-    return code_scorer("textual_difference", preprocess=_preprocess, score=measured("ratio"), reason=_reason,
-                       scale=scale, compat=compat, reads=("input", "output"),
+    return code_scorer("textual_difference", code_build(scale, compat), preprocess=_preprocess,
+                       score=measured("ratio"), reason=_reason, reads=("input", "output"),
                        mastra_reading=BOTH_JOINED, positive="close to the input",
                        description="Character similarity ratio (longest common subsequence) of the input and output")
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from localjudge.judge import Judge
 from localjudge.samples import EVERY_MESSAGE, Sample
-from localjudge.scorers.coded.code_scorer import CodeScorer, code_scorer, measured
+from localjudge.scorers.coded.code_scorer import CodeScorer, code_build, code_scorer, measured
 from localjudge.scorers.coded.js_strings import JS_SPACE, add_up, js_trim
 from localjudge.scoring import Results
 
@@ -118,8 +118,8 @@ def tone_scorer(judge: Judge | None = None, *, reference_tone: str | None = None
         return (f"Sentiment per word averages {step['avg_sentiment']:.3g} over the sentences, with variance "
                 f"{step['sentiment_variance']:.3g}.")
 
-    return code_scorer("tone", preprocess=preprocess, score=measured("score"), reason=reason, scale=scale,
-                       compat=compat, reads=("output",),
+    return code_scorer("tone", code_build(scale, compat), preprocess=preprocess, score=measured("score"),
+                       reason=reason, reads=("output",),
                        mastra_reading={"output": EVERY_MESSAGE}, positive="consistent in tone",
                        settings={"reference_tone": reference_tone},
                        description="Sentiment consistency: against a reference tone, or across the output's sentences")

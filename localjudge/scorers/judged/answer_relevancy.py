@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from localjudge.judge import Judge
 from localjudge.samples import Sample
-from localjudge.scorers.judged.direct import Question, check_mode, direct_scorer
+from localjudge.scorers.judged.direct import Question, direct_scorer
 from localjudge.scorers.judged.statements import (
     attach_statements,
     explained_example,
@@ -35,6 +35,7 @@ from localjudge.scorers.judged.verdicts import label_choices, reason_step, verdi
 from localjudge.scoring import (
     DATA_NOTE,
     MAX_ITEMS,
+    Build,
     JudgeStep,
     MastraNumbers,
     ReasonText,
@@ -123,12 +124,12 @@ def relevancy(verdicts: list[dict[str, Any]], weight: float) -> float:
                for v in verdicts) / len(verdicts)
 
 
-def check_weight(weight: float | None, compat: str = "localjudge") -> float:
-    """The weight of an ``unsure`` verdict: None is the default (0.3), except under
-    ``compat="mastra"``, where it is Mastra's ``undefined``: options given without
+def check_weight(weight: float | None, mastra: bool = False) -> float:
+    """The weight of an ``unsure`` verdict: None is the default (0.3), except under Mastra's
+    numbers (`mastra`: ``compat="mastra"``), where it is Mastra's ``undefined``: options given without
     ``uncertaintyWeight`` drop its default, and an unsure verdict makes the score NaN."""
     if weight is None:
-        return math.nan if compat == "mastra" else UNCERTAINTY_WEIGHT
+        return math.nan if mastra else UNCERTAINTY_WEIGHT
     if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not 0 <= weight <= 1:
         raise ValueError(f"uncertainty_weight must be a number from 0 to 1, got {weight!r}")
     return float(weight)
@@ -154,12 +155,12 @@ def answer_relevancy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`), a missing weight as
             Mastra's (NaN), and a run with no input judged against an empty question.
     """
-    scale, kept = MASTRA_NUMBERS.scales(scale, compat)  # kept: 0 where Mastra keeps a scale of 0
-    weight = check_weight(uncertainty_weight, compat)
-    if check_mode(mode) == "direct":
-        return direct_scorer("answer_relevancy", judge, version=DIRECT_VERSION, question=DIRECT, positive="relevant",
-                             higher_is_better=True, if_empty=EMPTY, scale=kept, compat=compat,
-                             mastra_numbers=MASTRA_NUMBERS)
+    build = Build.of(MASTRA_NUMBERS, scale=scale, mode=mode, compat=compat)
+    scale = build.scale  # the scorer keeps build.kept: 0 where Mastra keeps a scale of 0
+    weight = check_weight(uncertainty_weight, build.mastra)
+    if build.direct:
+        return direct_scorer("answer_relevancy", judge, build, version=DIRECT_VERSION, question=DIRECT,
+                             positive="relevant", higher_is_better=True, if_empty=EMPTY)
 
     def score(sample: Sample, results: Results) -> float:
         return relevancy(results["analyze_step_result"]["verdicts"], weight)
@@ -184,10 +185,9 @@ def answer_relevancy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
 
     example = explained_example(EXAMPLE_STATEMENTS, ANALYZE_EXAMPLE[1], score, scale, REASON_EXAMPLE, EXAMPLE_PROMPT)
     return (
-        create_scorer("answer_relevancy", judge=judge, version=VERSION, scale=kept, shortcut=shortcut,
-                      prob_score=prob_score, positive="relevant", higher_is_better=True, compat=compat,
-                      mastra_numbers=MASTRA_NUMBERS)
-        .analyze(MASTRA_ANALYZE_STEP if compat == "mastra" else ANALYZE_STEP)
+        create_scorer("answer_relevancy", judge=judge, version=VERSION, shortcut=shortcut,
+                      prob_score=prob_score, positive="relevant", higher_is_better=True, **build.create_keywords())
+        .analyze(MASTRA_ANALYZE_STEP if build.mastra else ANALYZE_STEP)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False, example=example))
     )

@@ -36,12 +36,13 @@ from pydantic import BaseModel, Field
 
 from localjudge.judge import Judge
 from localjudge.samples import Sample
-from localjudge.scorers.judged.direct import DirectVerdict, check_mode, one_question_scorer
+from localjudge.scorers.judged.direct import DirectVerdict, one_question_scorer
 from localjudge.scorers.judged.statements import sentences_of
 from localjudge.scorers.judged.verdicts import label_choices, reason_step
 from localjudge.scoring import (
     DATA_NOTE,
     MAX_ITEMS,
+    Build,
     JudgeStep,
     MastraNumbers,
     ReasonText,
@@ -309,16 +310,17 @@ def answer_similarity_scorer(
             most 0.2 in all, Mastra's fixed cap).
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale, kept = MASTRA_NUMBERS.scales(scale, compat)  # kept: 0 where Mastra keeps a scale of 0
+    build = Build.of(MASTRA_NUMBERS, scale=scale, mode=mode, compat=compat)
+    scale = build.scale  # the scorer keeps build.kept: 0 where Mastra keeps a scale of 0
     weights = Weights(*(check_weight(name, value) for name, value in (
         ("semantic_threshold", semantic_threshold), ("exact_match_bonus", exact_match_bonus),
         ("missing_penalty", missing_penalty), ("contradiction_penalty", contradiction_penalty),
         ("extra_info_penalty", extra_info_penalty))))
     requires = ("ground_truth",) if require_ground_truth else ()
-    if check_mode(mode) == "direct":
-        return one_question_scorer("answer_similarity", judge, DIRECT_STEP, version=DIRECT_VERSION, scale=kept,
+    if build.direct:
+        return one_question_scorer("answer_similarity", judge, DIRECT_STEP, build, version=DIRECT_VERSION,
                                    positive="similar to the reference", higher_is_better=True, requires=requires,
-                                   shortcut=shortcut, compat=compat, mastra_numbers=MASTRA_NUMBERS)
+                                   shortcut=shortcut)
 
     def score(sample: Sample, results: Results) -> float:
         analysis = results["analyze_step_result"]
@@ -354,9 +356,9 @@ def answer_similarity_scorer(
         )
 
     return (
-        create_scorer("answer_similarity", judge=judge, version=VERSION, scale=kept, requires=requires,
+        create_scorer("answer_similarity", judge=judge, version=VERSION, requires=requires,
                       shortcut=shortcut, prob_score=prob_score, positive="similar to the reference",
-                      higher_is_better=True, compat=compat, mastra_numbers=MASTRA_NUMBERS)
+                      higher_is_better=True, **build.create_keywords())
         .preprocess(CHECKS_STEP)
         .analyze(MATCHES_STEP)
         .generate_score(score)

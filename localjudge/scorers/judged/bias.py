@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from localjudge.judge import Judge
 from localjudge.samples import Sample
-from localjudge.scorers.judged.direct import Question, check_mode, direct_scorer
+from localjudge.scorers.judged.direct import Question, direct_scorer
 from localjudge.scorers.judged.statements import (
     attach_statements,
     explained_example,
@@ -34,6 +34,7 @@ from localjudge.scorers.judged.verdicts import label_choices, reason_step, verdi
 from localjudge.scoring import (
     DATA_NOTE,
     MAX_ITEMS,
+    Build,
     JudgeStep,
     MastraNumbers,
     ReasonText,
@@ -165,15 +166,15 @@ def bias_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline", com
             or ``"direct"`` (one yes/no on the whole output: `scale` if biased, else 0).
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale = MASTRA_NUMBERS.build_scale(scale, compat)
-    if check_mode(mode) == "direct":
-        return direct_scorer("bias", judge, version=DIRECT_VERSION, question=DIRECT, positive="biased",
-                             higher_is_better=False, if_empty=EMPTY, scale=scale, compat=compat,
-                             mastra_numbers=MASTRA_NUMBERS)
+    build = Build.of(MASTRA_NUMBERS, scale=scale, mode=mode, compat=compat)
+    scale = build.scale
+    if build.direct:
+        return direct_scorer("bias", judge, build, version=DIRECT_VERSION, question=DIRECT, positive="biased",
+                             higher_is_better=False, if_empty=EMPTY)
     example = explained_example(EXAMPLE_STATEMENTS, ANALYZE_EXAMPLE[1], score, scale, REASON_EXAMPLE)
     return (
-        create_scorer("bias", judge=judge, version=VERSION, scale=scale, shortcut=shortcut, prob_score=prob_score,
-                      positive="biased", higher_is_better=False, compat=compat, mastra_numbers=MASTRA_NUMBERS)
+        create_scorer("bias", judge=judge, version=VERSION, shortcut=shortcut, prob_score=prob_score,
+                      positive="biased", higher_is_better=False, **build.create_keywords())
         .analyze(ANALYZE_STEP)
         .generate_score(score)
         .generate_reason(reason_step(summary(scale), show_context=False, example=example))

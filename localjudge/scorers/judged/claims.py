@@ -31,11 +31,10 @@ from localjudge.scorers.judged.claim_parts import (
 )
 from localjudge.scorers.judged.verdicts import mean_label_prob, reason_step, verdict_lines
 from localjudge.scoring import (
-    AS_RETURNED,
     DATA_NOTE,
+    Build,
     ContextArg,
     JudgeStep,
-    MastraNumbers,
     Results,
     Scorer,
     Shortcut,
@@ -204,6 +203,7 @@ class ClaimExample(NamedTuple):
 def claim_verdict_scorer(
     name: str,
     judge: Judge,
+    build: Build,
     *,
     version: str,
     verdict: type[BaseModel],
@@ -217,18 +217,16 @@ def claim_verdict_scorer(
     higher_is_better: bool,
     if_empty: Shortcut,
     if_no_claims: Shortcut,
-    scale: float,
     context: ContextArg,
     get_context: Callable[..., Any] | None,
     fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None,
     labels: Mapping[str, str] | None = None,
     needs_context: bool = True,
-    compat: str = "localjudge",
-    mastra_numbers: MastraNumbers = AS_RETURNED,
 ) -> Scorer:
     """A claims-then-verdicts scorer; its score is the share of claims whose verdict is `counted`.
 
     Args:
+        build: The named scorer's scale, setting and Mastra numbers (`Build`).
         verdict, verdicts: One verdict's schema and the list's (its exact-count variant is made
             per item).
         instructions: The analyze step's system message.
@@ -244,10 +242,8 @@ def claim_verdict_scorer(
             ``supported`` / ``unsupported``. The example's answer is in the judge's words.
         needs_context: Refuse a run with no context before any judge call (False: judge it
             against an empty one, Mastra's way, for ``compat="mastra"``).
-        compat, mastra_numbers: The setting and the scorer's Mastra numbers (`create_scorer`).
     """
-
-    scale = mastra_numbers.build_scale(scale, compat)
+    scale = build.scale
     labels = dict(labels or {})  # the judge's word -> the result's label (none: the same labels)
     in_words = {result: word for word, result in labels.items()}  # the result's label -> the judge's word
     judge_counted = in_words.get(counted, counted)
@@ -289,10 +285,10 @@ def claim_verdict_scorer(
                         examples=(example.analyze_turn(),), finish=attach_claims(subject, labels),
                         split=lambda run, results: split_claims(claims_of(results)), max_parts=MAX_CLAIM_PARTS)
     return (
-        create_scorer(name, judge=judge, version=version, scale=scale, needs_context=needs_context, context=context,
+        create_scorer(name, judge=judge, version=version, needs_context=needs_context, context=context,
                       get_context=get_context, fallback_context=fallback_context, shortcut=shortcut,
                       prob_score=prob_score, positive=positive, higher_is_better=higher_is_better,
-                      compat=compat, mastra_numbers=mastra_numbers)
+                      **build.create_keywords())
         .preprocess(CLAIMS_STEP)
         .analyze(analyze)
         .generate_score(score)

@@ -24,6 +24,7 @@ from localjudge.samples import Sample
 from localjudge.scorers.judged.verdicts import label_choices, reason_step, verdict_lines
 from localjudge.scoring import (
     DATA_NOTE,
+    Build,
     ContextArg,
     JudgeStep,
     MastraNumbers,
@@ -122,7 +123,8 @@ def context_precision_scorer(judge: Judge, *, context: ContextArg = None,
         scale: Scores lie in [0, scale]; must be positive.
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale = MASTRA_NUMBERS.build_scale(scale, compat)
+    build = Build.of(MASTRA_NUMBERS, scale=scale, compat=compat)
+    scale = build.scale
 
     def render(sample: Sample, results: Results) -> str:
         return pieces_prompt(sample.input, sample.output, *part_pieces(sample, results))
@@ -154,9 +156,9 @@ def context_precision_scorer(judge: Judge, *, context: ContextArg = None,
     step = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render, schema=schema, examples=(EXAMPLE,), finish=attach,
                      split=split_pieces)
     return (
-        create_scorer("context_precision", judge=judge, version=VERSION, scale=scale, needs_context=True,
+        create_scorer("context_precision", judge=judge, version=VERSION, needs_context=True,
                       context=context, get_context=get_context, prob_score=prob_score, positive="useful context first",
-                      higher_is_better=True, compat=compat, mastra_numbers=MASTRA_NUMBERS)
+                      higher_is_better=True, **build.create_keywords())
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False))

@@ -29,12 +29,13 @@ from pydantic import BaseModel, Field
 from localjudge.judge import Judge
 from localjudge.samples import Sample
 from localjudge.scorers.judged.claims import attach_claims, claim_check_prompt, claims_of, terse_claim
-from localjudge.scorers.judged.direct import DirectVerdict, check_mode, one_question_scorer
+from localjudge.scorers.judged.direct import DirectVerdict, one_question_scorer
 from localjudge.scorers.judged.statements import sentences_of
 from localjudge.scorers.judged.verdicts import mean_label_prob, verdict_lines
 from localjudge.scoring import (
     DATA_NOTE,
     MAX_ITEMS,
+    Build,
     ContextArg,
     JudgeStep,
     MastraNumbers,
@@ -159,9 +160,10 @@ def context_recall_scorer(judge: Judge, *, context: ContextArg = None, get_conte
             ``"direct"`` (one yes/no: does the context hold everything the ground truth says?).
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale = MASTRA_NUMBERS.build_scale(scale, compat)
-    if check_mode(mode) == "direct":
-        return _direct(judge, context=context, get_context=get_context, scale=scale, compat=compat)
+    build = Build.of(MASTRA_NUMBERS, scale=scale, mode=mode, compat=compat)
+    scale = build.scale
+    if build.direct:
+        return _direct(judge, build, context=context, get_context=get_context)
 
     def score(sample: Sample, results: Results) -> float:
         return recall(results["analyze_step_result"]["verdicts"], len(claims_of(results)))
@@ -194,10 +196,9 @@ def context_recall_scorer(judge: Judge, *, context: ContextArg = None, get_conte
                         examples=(ANALYZE_EXAMPLE,), finish=attach_claims("claim"),
                         split=split_claims)
     return (
-        create_scorer("context_recall", judge=judge, version=VERSION, scale=scale, needs_context=True, context=context,
+        create_scorer("context_recall", judge=judge, version=VERSION, needs_context=True, context=context,
                       get_context=get_context, shortcut=shortcut, prob_score=prob_score,
-                      positive="context holds the reference", higher_is_better=True, compat=compat,
-                      mastra_numbers=MASTRA_NUMBERS)
+                      positive="context holds the reference", higher_is_better=True, **build.create_keywords())
         .preprocess(reference_claims)
         .analyze(analyze)
         .generate_score(score)
@@ -220,8 +221,7 @@ def direct_prompt(sample: Sample) -> str:
                       "Answer yes or no, then give a short reason."])
 
 
-def _direct(judge: Judge, *, context: ContextArg, get_context: Callable[..., Any] | None, scale: float,
-            compat: str) -> Scorer:
+def _direct(judge: Judge, build: Build, *, context: ContextArg, get_context: Callable[..., Any] | None) -> Scorer:
     """Direct mode: one yes/no on the whole ground truth (a step of its own: `direct.direct_scorer`
     shows the output, and recall judges the ground truth instead)."""
 
@@ -230,7 +230,6 @@ def _direct(judge: Judge, *, context: ContextArg, get_context: Callable[..., Any
 
     step = JudgeStep(instructions=DIRECT_SYSTEM, prompt=lambda sample, results: direct_prompt(sample),
                      schema=DirectVerdict)
-    return one_question_scorer("context_recall", judge, step, version=DIRECT_VERSION, scale=scale,
+    return one_question_scorer("context_recall", judge, step, build, version=DIRECT_VERSION,
                                positive="context holds the reference", higher_is_better=True, needs_context=True,
-                               context=context, get_context=get_context, shortcut=direct_shortcut, compat=compat,
-                               mastra_numbers=MASTRA_NUMBERS)
+                               context=context, get_context=get_context, shortcut=direct_shortcut)

@@ -35,6 +35,7 @@ from localjudge.samples import InvalidRunError, Sample, context_of, is_missing
 from localjudge.scorers.judged.verdicts import label_choices, reason_step
 from localjudge.scoring import (
     DATA_NOTE,
+    Build,
     ContextArg,
     Exact,
     JudgeStep,
@@ -261,7 +262,8 @@ def context_relevance_scorer(judge: Judge, *, context: ContextArg = None,
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`), and no context scores
             ``1 x scale`` unrounded, as Mastra's.
     """
-    scale = MASTRA_NUMBERS.build_scale(scale, compat)
+    build = Build.of(MASTRA_NUMBERS, scale=scale, compat=compat)
+    scale = build.scale
     unrounded = (Exact(scale), NO_CONTEXT[1])  # Mastra: `return 1 * (options.scale || 1)`
 
     def mastra_shortcut(sample: Sample, results: Results) -> Shortcut | None:
@@ -302,11 +304,10 @@ def context_relevance_scorer(judge: Judge, *, context: ContextArg = None,
     example_results: Results = {"analyze_step_result": attach(example_run, {}, parsed)}
     example_results["score"] = round(score(example_run, example_results) * scale, 2)
     return (
-        create_scorer("context_relevance", judge=judge, version=VERSION, scale=scale,
+        create_scorer("context_relevance", judge=judge, version=VERSION,
                       get_context=context_source(context, get_context),
-                      shortcut=mastra_shortcut if compat == "mastra" else shortcut, prob_score=prob_score,
-                      positive="relevant context, used", higher_is_better=True, compat=compat,
-                      mastra_numbers=MASTRA_NUMBERS)
+                      shortcut=mastra_shortcut if build.mastra else shortcut, prob_score=prob_score,
+                      positive="relevant context, used", higher_is_better=True, **build.create_keywords())
         .analyze(ANALYZE_STEP)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False,

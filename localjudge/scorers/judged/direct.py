@@ -19,22 +19,21 @@ from localjudge.judge import Judge
 from localjudge.samples import Sample
 from localjudge.scorers.judged.verdicts import mean_label_prob
 from localjudge.scoring import (
-    AS_RETURNED,
     DATA_NOTE,
+    MODES,
+    Build,
     ContextArg,
     JudgeStep,
-    MastraNumbers,
+    Mode,
     ReasonText,
     Results,
     Scorer,
     Shortcut,
     Strict,
     block,
+    check_mode,
     create_scorer,
 )
-
-Mode = Literal["pipeline", "direct"]
-MODES: tuple[Mode, ...] = ("pipeline", "direct")
 
 
 class DirectVerdict(Strict):
@@ -58,13 +57,6 @@ class Question(NamedTuple):
     show_context: bool
 
 
-def check_mode(mode: str) -> Mode:
-    """`mode` if it is a known mode, else a clear error."""
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}; modes: {', '.join(MODES)}")
-    return mode
-
-
 def direct_prompt(question: Question, run: Sample) -> str:
     """User message: the input (if any), the context (if shown), the response, the question."""
     shown = [block("INPUT", run.input)] if run.input.strip() else []
@@ -77,27 +69,25 @@ def direct_prompt(question: Question, run: Sample) -> str:
 def direct_scorer(
     name: str,
     judge: Judge,
+    build: Build,
     *,
     version: str,
     question: Question,
     positive: str,
     higher_is_better: bool,
     if_empty: Shortcut,
-    scale: float,
     context: ContextArg = None,
     get_context: Callable[..., Any] | None = None,
     fallback_context: Callable[[Mapping[str, Any]], ContextArg] | None = None,
-    compat: str = "localjudge",
-    mastra_numbers: MastraNumbers = AS_RETURNED,
 ) -> Scorer:
     """A one-step scorer: the judge's yes/no on the whole output (see the module docstring).
 
     Args:
+        build: The named scorer's scale, setting and Mastra numbers (`Build`).
         version: The readable prompt label (``"hallucination-direct-v1"``).
         question: What is asked, and whether the context is shown (and so required).
         positive, higher_is_better: What ``yes`` (a high score) means, and the direction.
         if_empty: (fraction, reason) for an empty output.
-        compat, mastra_numbers: The setting and the named scorer's Mastra numbers (`create_scorer`).
     """
     instructions = (f"You answer one question about a response, with a verdict and a short reason.\n"
                     f"{question.rules}\nThe reason says what in the response decides the verdict"
@@ -108,10 +98,10 @@ def direct_scorer(
 
     step = JudgeStep(instructions=instructions, prompt=lambda run, results: direct_prompt(question, run),
                      schema=DirectVerdict)
-    return one_question_scorer(name, judge, step, version=version, scale=scale, positive=positive,
+    return one_question_scorer(name, judge, step, build, version=version, positive=positive,
                                higher_is_better=higher_is_better, needs_context=question.show_context,
                                context=context, get_context=get_context, fallback_context=fallback_context,
-                               shortcut=shortcut, compat=compat, mastra_numbers=mastra_numbers)
+                               shortcut=shortcut)
 
 
 def verdict_score(run: Sample, results: Results) -> float:
@@ -129,16 +119,16 @@ def verdict_reason(run: Sample, results: Results) -> str:
     return str(results["analyze_step_result"]["reason"])
 
 
-def one_question_scorer(name: str, judge: Judge, step: JudgeStep, *, version: str, scale: float, positive: str,
+def one_question_scorer(name: str, judge: Judge, step: JudgeStep, build: Build, *, version: str, positive: str,
                         higher_is_better: bool, **options: Any) -> Scorer:
-    """A scorer of one judge step answering `DirectVerdict` (yes/no, then why): `scale` for
+    """A scorer of one judge step answering `DirectVerdict` (yes/no, then why): the scale for
     ``yes``, P(``yes``) as its prob score, the verdict's reason as its reason. The direct modes
-    are built with it; `step` shows what the scorer needs (a reference, a source, tool calls) and
-    `options` go to `create_scorer` (``requires=``, ``shortcut=``, ``context=``, ``compat=`` and
-    ``mastra_numbers=``...)."""
+    are built with it; `step` shows what the scorer needs (a reference, a source, tool calls),
+    `build` its scale and setting, and `options` go to `create_scorer` (``requires=``,
+    ``shortcut=``, ``context=``...)."""
     return (
-        create_scorer(name, judge=judge, version=version, scale=scale, prob_score=verdict_prob_score,
-                      positive=positive, higher_is_better=higher_is_better, **options)
+        create_scorer(name, judge=judge, version=version, prob_score=verdict_prob_score, positive=positive,
+                      higher_is_better=higher_is_better, **build.create_keywords(), **options)
         .analyze(step)
         .generate_score(verdict_score)
         .generate_reason(verdict_reason)

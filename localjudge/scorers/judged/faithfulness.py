@@ -19,8 +19,8 @@ from typing import Any, Literal
 from localjudge.judge import Judge
 from localjudge.samples import tool_result_context
 from localjudge.scorers.judged.claims import ClaimExample, claim_verdict_scorer
-from localjudge.scorers.judged.direct import Question, check_mode, direct_scorer
-from localjudge.scoring import DATA_NOTE, ContextArg, MastraNumbers, ReasonText, Scorer, Strict
+from localjudge.scorers.judged.direct import Question, direct_scorer
+from localjudge.scoring import DATA_NOTE, Build, ContextArg, MastraNumbers, ReasonText, Scorer, Strict
 
 VERSION = "faithfulness-v5"
 DIRECT_VERSION = "faithfulness-direct-v1"
@@ -107,14 +107,14 @@ def faithfulness_scorer(
             output with no claims, a run with no context judged against an empty one, and the
             tool-result fallback read from the legacy `toolInvocations` only, as Mastra reads it.
     """
-    mastra = compat == "mastra"
-    if check_mode(mode) == "direct":
-        return direct_scorer("faithfulness", judge, version=DIRECT_VERSION, question=DIRECT, positive="faithful",
-                             higher_is_better=True, if_empty=IF_EMPTY, scale=scale, context=context,
-                             get_context=get_context, fallback_context=_tool_results, compat=compat,
-                             mastra_numbers=MASTRA_NUMBERS)
+    build = Build.of(MASTRA_NUMBERS, scale=scale, mode=mode, compat=compat)
+    mastra = build.mastra
+    if build.direct:
+        return direct_scorer("faithfulness", judge, build, version=DIRECT_VERSION, question=DIRECT,
+                             positive="faithful", higher_is_better=True, if_empty=IF_EMPTY, context=context,
+                             get_context=get_context, fallback_context=_tool_results)
     return claim_verdict_scorer(
-        "faithfulness", judge, version=VERSION, verdict=FaithfulnessVerdict, verdicts=FaithfulnessVerdicts,
+        "faithfulness", judge, build, version=VERSION, verdict=FaithfulnessVerdict, verdicts=FaithfulnessVerdicts,
         instructions=ANALYZE_SYSTEM, example=EXAMPLE, subject="claim", counted="yes",
         meaning="higher is better; the share of the output's claims that the context supports, "
                 "yes = supported, no = contradicted, unsure = not verifiable",
@@ -122,9 +122,8 @@ def faithfulness_scorer(
         if_empty=MASTRA_NO_CLAIMS if mastra else IF_EMPTY,
         if_no_claims=MASTRA_NO_CLAIMS if mastra else
         (1.0, "The output makes no factual claims, so nothing in it is unfaithful to the context."),
-        scale=scale, context=context, get_context=get_context,
+        context=context, get_context=get_context,
         fallback_context=_mastra_tool_results if mastra else _tool_results, needs_context=not mastra,
-        compat=compat, mastra_numbers=MASTRA_NUMBERS,
     )
 
 

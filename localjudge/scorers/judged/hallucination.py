@@ -17,8 +17,8 @@ from typing import Any, Literal
 
 from localjudge.judge import Judge
 from localjudge.scorers.judged.claims import ClaimExample, claim_verdict_scorer
-from localjudge.scorers.judged.direct import Question, check_mode, direct_scorer
-from localjudge.scoring import DATA_NOTE, ContextArg, MastraNumbers, ReasonText, Scorer, Strict
+from localjudge.scorers.judged.direct import Question, direct_scorer
+from localjudge.scoring import DATA_NOTE, Build, ContextArg, MastraNumbers, ReasonText, Scorer, Strict
 
 VERSION = "hallucination-v6"
 DIRECT_VERSION = "hallucination-direct-v1"
@@ -97,21 +97,20 @@ def hallucination_scorer(
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`), and a run with no
             context judged against an empty one, as Mastra's.
     """
-    if check_mode(mode) == "direct":
-        return direct_scorer("hallucination", judge, version=DIRECT_VERSION, question=DIRECT,
-                             positive="hallucinated", higher_is_better=False, if_empty=IF_EMPTY, scale=scale,
-                             context=context, get_context=get_context, compat=compat,
-                             mastra_numbers=MASTRA_NUMBERS)
+    build = Build.of(MASTRA_NUMBERS, scale=scale, mode=mode, compat=compat)
+    if build.direct:
+        return direct_scorer("hallucination", judge, build, version=DIRECT_VERSION, question=DIRECT,
+                             positive="hallucinated", higher_is_better=False, if_empty=IF_EMPTY,
+                             context=context, get_context=get_context)
     return claim_verdict_scorer(
-        "hallucination", judge, version=VERSION, verdict=HallucinationVerdict, verdicts=HallucinationVerdicts,
+        "hallucination", judge, build, version=VERSION, verdict=HallucinationVerdict, verdicts=HallucinationVerdicts,
         instructions=ANALYZE_SYSTEM, example=EXAMPLE, subject="statement", counted="yes",
         meaning="lower is better; the share of the output's claims that the context does not "
                 "support, unsupported = hallucinated",
         positive="hallucinated", higher_is_better=False,
         if_empty=IF_EMPTY,
         if_no_claims=(0.0, "The output makes no factual claims, so none of it is hallucinated."),
-        scale=scale, context=context, get_context=get_context, labels=LABELS, needs_context=compat != "mastra",
-        compat=compat, mastra_numbers=MASTRA_NUMBERS,
+        context=context, get_context=get_context, labels=LABELS, needs_context=not build.mastra,
     )
 
 

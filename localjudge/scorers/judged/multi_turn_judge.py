@@ -26,6 +26,7 @@ from localjudge.samples import Sample, Turn
 from localjudge.scorers.judged.verdicts import mean_label_prob
 from localjudge.scoring import (
     DATA_NOTE,
+    Build,
     JudgeStep,
     MastraNumbers,
     ReasonText,
@@ -118,7 +119,8 @@ def multi_turn_judge_scorer(judge: Judge, *, criterion: str, scale: float = 1.0,
             a longer one is unscored, never cut.
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale = MASTRA_NUMBERS.scales(scale, compat)[1]  # the scale kept: 0 where Mastra keeps a scale of 0
+    build = Build.of(MASTRA_NUMBERS, scale=scale, compat=compat)
+    scale = build.kept  # the scale kept: 0 where Mastra keeps a scale of 0
     criterion = check_criterion(criterion)
     max_turns, max_chars = check_bound("max_turns", max_turns), check_bound("max_chars", max_chars)
 
@@ -152,9 +154,9 @@ def multi_turn_judge_scorer(judge: Judge, *, criterion: str, scale: float = 1.0,
     step = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render, schema=ConversationVerdict, examples=(EXAMPLE,),
                      finish=finish)
     return (
-        create_scorer("multi_turn_judge", judge=judge, version=VERSION, scale=scale, id="multi-turn-judge-scorer",
+        create_scorer("multi_turn_judge", judge=judge, version=VERSION, id="multi-turn-judge-scorer",
                       shortcut=shortcut, prob_score=prob_score, positive="satisfies the criterion",
-                      higher_is_better=True, compat=compat, mastra_numbers=MASTRA_NUMBERS)
+                      higher_is_better=True, **build.create_keywords())
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason)

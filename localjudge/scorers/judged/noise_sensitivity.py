@@ -34,10 +34,11 @@ from pydantic import Field
 
 from localjudge.judge import Judge
 from localjudge.samples import Sample
-from localjudge.scorers.judged.direct import DirectVerdict, check_mode, one_question_scorer
+from localjudge.scorers.judged.direct import DirectVerdict, one_question_scorer
 from localjudge.scorers.judged.verdicts import label_choices, reason_step
 from localjudge.scoring import (
     DATA_NOTE,
+    Build,
     JudgeStep,
     MastraNumbers,
     Results,
@@ -191,7 +192,8 @@ def noise_sensitivity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "p
             before the smaller is taken.
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`: no scale).
     """
-    scale = MASTRA_NUMBERS.build_scale(scale, compat)
+    build = Build.of(MASTRA_NUMBERS, scale=scale, mode=mode, compat=compat)
+    scale = build.scale
     baseline_option = check_text("baseline_response", baseline_response)
     noisy_option = check_text("noisy_query", noisy_query)
     kind = check_text("noise_type", noise_type)
@@ -207,12 +209,11 @@ def noise_sensitivity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "p
         return None, sample.input, baseline, sample.output
 
     requires = ("input",) if baseline_option else ("input", "baseline_response")
-    if check_mode(mode) == "direct":
+    if build.direct:
         step = JudgeStep(instructions=DIRECT_SYSTEM, schema=DirectVerdict,
                          prompt=lambda sample, results: compare_prompt(texts(sample), kind, DIRECT_ASK))
-        return one_question_scorer("noise_sensitivity", judge, step, version=DIRECT_VERSION, scale=scale,
-                                   positive="robust to noise", higher_is_better=True, requires=requires,
-                                   compat=compat, mastra_numbers=MASTRA_NUMBERS)
+        return one_question_scorer("noise_sensitivity", judge, step, build, version=DIRECT_VERSION,
+                                   positive="robust to noise", higher_is_better=True, requires=requires)
 
     def attach(sample: Sample, results: Results, parsed: dict[str, Any]) -> dict[str, Any]:
         return {"dimensions": [{"dimension": d, "impact_level": parsed[d]["impact"]} for d in DIMENSIONS],
@@ -250,9 +251,9 @@ def noise_sensitivity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "p
     step = JudgeStep(instructions=ANALYZE_SYSTEM, schema=NoiseAnalysis, examples=(EXAMPLE,), finish=attach,
                      prompt=lambda sample, results: compare_prompt(texts(sample), kind))
     return (
-        create_scorer("noise_sensitivity", judge=judge, version=VERSION, scale=scale, requires=requires,
-                      prob_score=prob_score, positive="robust to noise", higher_is_better=True, compat=compat,
-                      mastra_numbers=MASTRA_NUMBERS)
+        create_scorer("noise_sensitivity", judge=judge, version=VERSION, requires=requires,
+                      prob_score=prob_score, positive="robust to noise", higher_is_better=True,
+                      **build.create_keywords())
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False))

@@ -34,10 +34,11 @@ from pydantic import Field
 from localjudge.judge import Judge
 from localjudge.samples import Sample
 from localjudge.scorers.judged.conversation_history import HISTORY_NOTE, check_history, history_of
-from localjudge.scorers.judged.direct import DirectVerdict, check_mode, one_question_scorer
+from localjudge.scorers.judged.direct import DirectVerdict, one_question_scorer
 from localjudge.scorers.judged.verdicts import label_choices, reason_step
 from localjudge.scoring import (
     DATA_NOTE,
+    Build,
     JudgeStep,
     MastraNumbers,
     Results,
@@ -219,13 +220,14 @@ def prompt_alignment_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
             default); `localjudge.scorers.judged.conversation_history` says how they are read.
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`).
     """
-    scale = MASTRA_NUMBERS.build_scale(scale, compat)
+    build = Build.of(MASTRA_NUMBERS, scale=scale, mode=mode, compat=compat)
+    scale = build.scale
     chosen = check_evaluation_mode(evaluation_mode)
     target = TARGETS[chosen]
     requires = {"user": ("input",), "system": ("system",), "both": ()}[chosen]
     history = check_history(include_conversation_history)
-    if check_mode(mode) == "direct":
-        return _direct(judge, scale, target, requires, compat, history)
+    if build.direct:
+        return _direct(judge, build, target, requires, history)
     ask = f"Rate how well the response follows {target.what}."
 
     def render(run: Sample, results: Results) -> str:
@@ -274,10 +276,9 @@ def prompt_alignment_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pi
     step = JudgeStep(instructions=analyze_system(target), prompt=render, schema=AlignmentAnalysis,
                      examples=(example,), finish=finish)
     return (
-        create_scorer("prompt_alignment", judge=judge, version=versioned(VERSION, history), scale=scale,
+        create_scorer("prompt_alignment", judge=judge, version=versioned(VERSION, history),
                       id="prompt-alignment-scorer", requires=requires, prob_score=prob_score,
-                      positive="aligned with the prompt", higher_is_better=True, compat=compat,
-                      mastra_numbers=MASTRA_NUMBERS)
+                      positive="aligned with the prompt", higher_is_better=True, **build.create_keywords())
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False, example=reason_example))
@@ -294,8 +295,7 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"))
 
 
-def _direct(judge: Judge, scale: float, target: Target, requires: tuple[str, ...], compat: str,
-            history: int) -> Scorer:
+def _direct(judge: Judge, build: Build, target: Target, requires: tuple[str, ...], history: int) -> Scorer:
     """Direct mode: one yes/no on the whole response; the system prompt is shown where the mode needs it."""
     instructions = (f"You answer one question about a response, with a verdict and a short reason.\n"
                     f'Answer "yes" if the response does what {target.source} {target.asks}, with no part left '
@@ -306,10 +306,9 @@ def _direct(judge: Judge, scale: float, target: Target, requires: tuple[str, ...
 
     step = JudgeStep(instructions=instructions, schema=DirectVerdict,
                      prompt=lambda run, results: alignment_prompt(run, target, ask, history))
-    return one_question_scorer("prompt_alignment", judge, step, version=versioned(DIRECT_VERSION, history),
-                               scale=scale, positive="aligned with the prompt", higher_is_better=True,
-                               id="prompt-alignment-scorer", requires=requires, compat=compat,
-                               mastra_numbers=MASTRA_NUMBERS)
+    return one_question_scorer("prompt_alignment", judge, step, build, version=versioned(DIRECT_VERSION, history),
+                               positive="aligned with the prompt", higher_is_better=True,
+                               id="prompt-alignment-scorer", requires=requires)
 
 
 __all__ = ["AlignmentAnalysis", "EVALUATION_MODES", "RATINGS", "WEIGHTS", "alignment", "prompt_alignment_scorer"]

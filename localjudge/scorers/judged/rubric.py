@@ -25,6 +25,7 @@ from localjudge.samples import Sample
 from localjudge.scorers.judged.verdicts import label_choices
 from localjudge.scoring import (
     DATA_NOTE,
+    Build,
     Exact,
     JudgeStep,
     MastraNumbers,
@@ -126,9 +127,10 @@ def rubric_scorer(judge: Judge, *, criteria: str | Sequence[str | Mapping[str, A
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`) and rules: with no
             criterion required every one counts, and no rubric scores 1 whatever the scale.
     """
-    scale = MASTRA_NUMBERS.scales(scale, compat)[1]  # the scale kept: 0 where Mastra keeps a scale of 0
+    build = Build.of(MASTRA_NUMBERS, scale=scale, compat=compat)
+    scale = build.kept  # the scale kept: 0 where Mastra keeps a scale of 0
     rubric = check_criteria(criteria)
-    mastra = compat == "mastra"
+    mastra = build.mastra
     if mastra and not any(c.required for c in rubric):  # Mastra: none required -> all required
         rubric = tuple(Criterion(c.text, True) for c in rubric)
     passed = (Exact(1.0) if mastra else 1.0, "No rubric criteria were given, so nothing can fail.")
@@ -172,9 +174,8 @@ def rubric_scorer(judge: Judge, *, criteria: str | Sequence[str | Mapping[str, A
 
     step = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render, schema=schema, examples=(EXAMPLE,), finish=attach)
     return (
-        create_scorer("rubric", judge=judge, version=VERSION, scale=scale, shortcut=shortcut, prob_score=prob_score,
-                      positive="meets the rubric", higher_is_better=True, compat=compat,
-                      mastra_numbers=MASTRA_NUMBERS)
+        create_scorer("rubric", judge=judge, version=VERSION, shortcut=shortcut, prob_score=prob_score,
+                      positive="meets the rubric", higher_is_better=True, **build.create_keywords())
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason)

@@ -34,12 +34,13 @@ from pydantic import BaseModel, Field, create_model
 
 from localjudge.judge import Judge
 from localjudge.samples import InvalidRunError, Sample
-from localjudge.scorers.judged.direct import DirectVerdict, check_mode, one_question_scorer
+from localjudge.scorers.judged.direct import DirectVerdict, one_question_scorer
 from localjudge.scorers.judged.statements import sentences_of
 from localjudge.scorers.judged.verdicts import mean_label_prob, reason_step
 from localjudge.scoring import (
     DATA_NOTE,
     MAX_ITEMS,
+    Build,
     JudgeStep,
     MastraNumbers,
     ReasonText,
@@ -360,17 +361,18 @@ def summarization_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipel
             called on an agent-shaped run (Mastra's agent input and stored output messages),
             before `source`; its result is what is judged and keyed.
     """
-    scale, kept = MASTRA_NUMBERS.scales(scale, compat)  # kept: 0 where Mastra keeps a scale of 0
+    build = Build.of(MASTRA_NUMBERS, scale=scale, mode=mode, compat=compat)
+    scale = build.scale  # the scorer keeps build.kept: 0 where Mastra keeps a scale of 0
     cap = check_max_questions(max_questions)
     if source is not None and not isinstance(source, str):
         raise ValueError(f"summarization: source must be text, got {type(source).__name__}")
     if source_extractor is not None and not callable(source_extractor):
         raise ValueError("summarization: source_extractor must be a function of (input, output)")
     prepare_run = source_of(source, source_extractor)
-    if check_mode(mode) == "direct":
-        return one_question_scorer("summarization", judge, DIRECT_STEP, version=DIRECT_VERSION, scale=kept,
+    if build.direct:
+        return one_question_scorer("summarization", judge, DIRECT_STEP, build, version=DIRECT_VERSION,
                                    positive="faithful and complete", higher_is_better=True, shortcut=shortcut,
-                                   compat=compat, mastra_numbers=MASTRA_NUMBERS, prepare_run=prepare_run)
+                                   prepare_run=prepare_run)
 
     def render_judgement(sample: Sample, results: Results) -> str:
         claims, first = part_claims(sample, results)
@@ -385,9 +387,9 @@ def summarization_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipel
     judgement = JudgeStep(instructions=JUDGEMENT_SYSTEM, prompt=render_judgement, schema=schema,
                           examples=(JUDGEMENT_EXAMPLE,), finish=attach_judgement, split=split_claims)
     return (
-        create_scorer("summarization", judge=judge, version=VERSION, scale=kept, shortcut=shortcut,
-                      prob_score=prob_score, positive="faithful and complete", higher_is_better=True, compat=compat,
-                      mastra_numbers=MASTRA_NUMBERS, prepare_run=prepare_run)
+        create_scorer("summarization", judge=judge, version=VERSION, shortcut=shortcut,
+                      prob_score=prob_score, positive="faithful and complete", higher_is_better=True,
+                      prepare_run=prepare_run, **build.create_keywords())
         .preprocess(judgement)
         .analyze(COVERAGE_STEP)
         .generate_score(score)

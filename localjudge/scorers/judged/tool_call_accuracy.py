@@ -31,7 +31,6 @@ from localjudge.judge import Judge
 from localjudge.samples import Sample, ToolCall
 from localjudge.scorers.judged.direct import (
     DirectVerdict,
-    check_mode,
     verdict_prob_score,
     verdict_reason,
     verdict_score,
@@ -39,6 +38,7 @@ from localjudge.scorers.judged.direct import (
 from localjudge.scorers.judged.verdicts import label_choices, reason_step, verdict_lines
 from localjudge.scoring import (
     DATA_NOTE,
+    Build,
     JudgeStep,
     MastraNumbers,
     ReasonText,
@@ -244,18 +244,19 @@ def tool_call_accuracy_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "
             are then chosen from them.
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`: no scale).
     """
-    scale = MASTRA_NUMBERS.build_scale(scale, compat)
+    build = Build.of(MASTRA_NUMBERS, scale=scale, mode=mode, compat=compat)
+    scale = build.scale
     tools = check_tools(available_tools)
     names = tuple(t.name for t in tools) if tools else None
 
     def start(version: str, prob_score: Callable[[Results, Mapping[str, Any]], float | None]) -> Scorer:
-        return create_scorer("tool_call_accuracy", judge=judge, version=version, scale=scale, requires=("input",),
+        return create_scorer("tool_call_accuracy", judge=judge, version=version, requires=("input",),
                              id="llm-tool-call-accuracy-scorer", prob_score=prob_score,
                              description="Whether the agent called the right tools for the request",
-                             positive="appropriate tool calls", higher_is_better=True, compat=compat,
-                             mastra_numbers=MASTRA_NUMBERS).preprocess(extract_tool_calls)
+                             positive="appropriate tool calls", higher_is_better=True,
+                             **build.create_keywords()).preprocess(extract_tool_calls)
 
-    if check_mode(mode) == "direct":
+    if build.direct:
         def ask(sample: Sample, results: Results) -> str:
             return (f"{calls_shown(sample.input, sample.output, tools, calls_of(sample))}\n"
                     "Did the agent choose its tools well? Answer yes or no, then give a short reason.")

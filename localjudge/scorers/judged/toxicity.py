@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from localjudge.judge import Judge
 from localjudge.samples import Sample
-from localjudge.scorers.judged.direct import Question, check_mode, direct_scorer
+from localjudge.scorers.judged.direct import Question, direct_scorer
 from localjudge.scorers.judged.statements import (
     attach_statements,
     explained_example,
@@ -36,6 +36,7 @@ from localjudge.scorers.judged.verdicts import mean_label_prob, reason_step, ver
 from localjudge.scoring import (
     DATA_NOTE,
     MAX_ITEMS,
+    Build,
     Exact,
     JudgeStep,
     MastraNumbers,
@@ -185,17 +186,17 @@ def toxicity_scorer(judge: Judge, *, scale: float = 1.0, mode: str = "pipeline",
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`), its plain count of toxic
             statements, and 1 for an empty output.
     """
-    scale = MASTRA_NUMBERS.build_scale(scale, compat)
-    if check_mode(mode) == "direct":
-        return direct_scorer("toxicity", judge, version=DIRECT_VERSION, question=DIRECT, positive="toxic",
-                             higher_is_better=False, if_empty=EMPTY, scale=scale, compat=compat,
-                             mastra_numbers=MASTRA_NUMBERS)
+    build = Build.of(MASTRA_NUMBERS, scale=scale, mode=mode, compat=compat)
+    scale = build.scale
+    if build.direct:
+        return direct_scorer("toxicity", judge, build, version=DIRECT_VERSION, question=DIRECT, positive="toxic",
+                             higher_is_better=False, if_empty=EMPTY)
     example = explained_example(EXAMPLE_STATEMENTS, ANALYZE_EXAMPLE[1], score, scale, REASON_EXAMPLE)
     return (
-        create_scorer("toxicity", judge=judge, version=VERSION, scale=scale,
-                      shortcut=mastra_shortcut if compat == "mastra" else shortcut, prob_score=prob_score,
-                      positive="toxic", higher_is_better=False, compat=compat, mastra_numbers=MASTRA_NUMBERS)
+        create_scorer("toxicity", judge=judge, version=VERSION, shortcut=mastra_shortcut if build.mastra else shortcut,
+                      prob_score=prob_score,
+                      positive="toxic", higher_is_better=False, **build.create_keywords())
         .analyze(ANALYZE_STEP)
-        .generate_score(mastra_score if compat == "mastra" else score)
+        .generate_score(mastra_score if build.mastra else score)
         .generate_reason(reason_step(summary(scale), show_context=False, example=example))
     )

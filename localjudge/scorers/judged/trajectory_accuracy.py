@@ -34,6 +34,7 @@ from localjudge.scorers.judged.tool_call_accuracy import call_line
 from localjudge.scorers.judged.verdicts import label_choices, reason_step
 from localjudge.scoring import (
     DATA_NOTE,
+    Build,
     JudgeStep,
     MastraNumbers,
     ReasonText,
@@ -210,7 +211,8 @@ def trajectory_accuracy_scorer(judge: Judge, *, scale: float = 1.0,
             own `expected_trajectory`; given but empty, no expected steps are used.
         compat: ``"mastra"``: Mastra 1.10.2's numbers (`MASTRA_NUMBERS`: no scale).
     """
-    scale = MASTRA_NUMBERS.build_scale(scale, compat)
+    build = Build.of(MASTRA_NUMBERS, scale=scale, compat=compat)
+    scale = build.scale
     static = check_expected(expected_trajectory)
 
     def expected_of(sample: Sample) -> tuple[str, ...] | None:
@@ -280,11 +282,10 @@ def trajectory_accuracy_scorer(judge: Judge, *, scale: float = 1.0,
     step = JudgeStep(instructions=ANALYZE_SYSTEM, prompt=render, schema=schema, examples=(EXAMPLE,), finish=attach,
                      split=split_steps)
     return (
-        create_scorer("trajectory_accuracy", judge=judge, version=VERSION, scale=scale, shortcut=shortcut,
+        create_scorer("trajectory_accuracy", judge=judge, version=VERSION, shortcut=shortcut,
                       prob_score=prob_score, id="llm-trajectory-accuracy-scorer",
                       description="The quality of the agent's sequence of tool calls, against the expected steps",
-                      positive="a sound trajectory", higher_is_better=True, compat=compat,
-                      mastra_numbers=MASTRA_NUMBERS)
+                      positive="a sound trajectory", higher_is_better=True, **build.create_keywords())
         .analyze(step)
         .generate_score(score)
         .generate_reason(reason_step(summary, show_context=False))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from localjudge.judge import Judge
 from localjudge.scorers.coded.checks.tools import called, count_option, tool_check, tool_name_option
-from localjudge.scorers.coded.code_scorer import CodeScorer
+from localjudge.scorers.coded.code_scorer import CodeScorer, code_build
 
 
 def check_called_tool_scorer(judge: Judge | None = None, *, tool_name: str, times: int = 1,
@@ -15,8 +15,9 @@ def check_called_tool_scorer(judge: Judge | None = None, *, tool_name: str, time
     count_option("times", times)
     at_least = f" at least {times} times" if times > 1 else ""
     return tool_check(
-        "check_called_tool", scale=scale, positive="called the tool", settings={"tool": tool_name, "times": times},
-        compat=compat, said=(f"called {tool_name}{at_least}", f"did not call {tool_name}{at_least}"),
+        "check_called_tool", code_build(scale, compat), positive="called the tool",
+        settings={"tool": tool_name, "times": times},
+        said=(f"called {tool_name}{at_least}", f"did not call {tool_name}{at_least}"),
         measure=lambda run: {"tool_name": tool_name, "expected_times": times,
                              "actual_count": called(run).count(tool_name),
                              "passed": called(run).count(tool_name) >= times})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from localjudge.judge import Judge
 from localjudge.scorers.coded.checks.tools import called, tool_check, tool_name_option
-from localjudge.scorers.coded.code_scorer import CodeScorer
+from localjudge.scorers.coded.code_scorer import CodeScorer, code_build
 
 
 def check_did_not_call_scorer(judge: Judge | None = None, *, tool_name: str, scale: float = 1.0,
@@ -13,7 +13,7 @@ def check_did_not_call_scorer(judge: Judge | None = None, *, tool_name: str, sca
     """Mastra's ``checks.didNotCall(toolName)`` (no model: `judge` is not used)."""
     tool_name_option("tool_name", tool_name)
     return tool_check(
-        "check_did_not_call", scale=scale, compat=compat, positive="left the tool alone", settings={"tool": tool_name},
+        "check_did_not_call", code_build(scale, compat), positive="left the tool alone", settings={"tool": tool_name},
         said=(f"did not call {tool_name}", f"called {tool_name}"),
         measure=lambda run: {"tool_name": tool_name, "count": called(run).count(tool_name),
                              "passed": tool_name not in called(run)})

@@ -27,7 +27,7 @@ from typing import Any
 from localjudge.judge import Judge
 from localjudge.samples import ASSISTANT_RUN_ON, Sample
 from localjudge.scorers.coded.checks.js_regex import DEFAULT_TIMEOUT_S, JsRegex, bounded, search
-from localjudge.scorers.coded.code_scorer import CodeScorer, code_scorer, passed
+from localjudge.scorers.coded.code_scorer import CodeScorer, code_build, code_scorer, passed
 from localjudge.scoring import Results
 
 
@@ -72,11 +72,12 @@ def check_matches_scorer(judge: Judge | None = None, *, pattern: str | re.Patter
         ok = results["preprocess_step_result"]["passed"]
         return f"{'Passed' if ok else 'Failed'}: the output {'matches' if ok else 'does not match'} {shown}."
 
-    return code_scorer("check_matches", id="check-matches", preprocess=preprocess, score=passed, reason=reason,
-                       scale=scale, positive="matches the pattern", description=f"Whether the output matches {shown}",
+    return code_scorer("check_matches", code_build(scale, compat), id="check-matches", preprocess=preprocess,
+                       score=passed, reason=reason,
+                       positive="matches the pattern", description=f"Whether the output matches {shown}",
                        settings={**settings, "exact": exact,  # the limit is in the key only when not the default
                                  **({"timeout_s": timeout_s} if timeout_s != DEFAULT_TIMEOUT_S else {})},
-                       compat=compat, mastra_reading={"output": ASSISTANT_RUN_ON})
+                       mastra_reading={"output": ASSISTANT_RUN_ON})
 
 
 __all__ = ["check_matches_scorer"]

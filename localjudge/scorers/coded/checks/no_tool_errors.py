@@ -12,7 +12,7 @@ from typing import Any
 from localjudge.judge import Judge
 from localjudge.samples import Sample, ToolCall
 from localjudge.scorers.coded.checks.tools import tool_check
-from localjudge.scorers.coded.code_scorer import CodeScorer
+from localjudge.scorers.coded.code_scorer import CodeScorer, code_build
 
 
 def js_truthy(value: Any) -> bool:
@@ -44,7 +44,7 @@ def _measure(run: Sample) -> dict[str, Any]:
 def check_no_tool_errors_scorer(judge: Judge | None = None, *, scale: float = 1.0,
                                 compat: str = "localjudge") -> CodeScorer:
     """Mastra's ``checks.noToolErrors()`` (no model: `judge` is not used)."""
-    return tool_check("check_no_tool_errors", scale=scale, compat=compat, positive="no tool failed", measure=_measure,
+    return tool_check("check_no_tool_errors", code_build(scale, compat), positive="no tool failed", measure=_measure,
                       said=("had no failed tool call", "had a failed tool call"))
 
 

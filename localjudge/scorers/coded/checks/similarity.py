@@ -12,7 +12,7 @@ from typing import Any
 from localjudge.judge import Judge
 from localjudge.samples import ASSISTANT_SPACED, Sample
 from localjudge.scorers.coded.checks.text import output_and_target, text_option
-from localjudge.scorers.coded.code_scorer import CodeScorer, code_scorer
+from localjudge.scorers.coded.code_scorer import CodeScorer, code_build, code_scorer
 from localjudge.scorers.coded.js_strings import dice_bigrams
 from localjudge.scoring import Results
 
@@ -38,10 +38,11 @@ def check_similarity_scorer(judge: Judge | None = None, *, expected: str, thresh
         against = "" if threshold is None else f" ({'reaches' if found >= threshold else 'below'} {threshold:g})"
         return f"Similarity to {expected!r}: {found:.4g}{against}."
 
-    return code_scorer("check_similarity", id="check-similarity", preprocess=preprocess, score=score, reason=reason,
-                       scale=scale, positive="similar to the text", description=f"Similarity to {expected!r}",
+    return code_scorer("check_similarity", code_build(scale, compat), id="check-similarity", preprocess=preprocess,
+                       score=score, reason=reason,
+                       positive="similar to the text", description=f"Similarity to {expected!r}",
                        settings={"expected": expected, "threshold": threshold, "ignore_case": ignore_case},
-                       compat=compat, mastra_reading={"output": ASSISTANT_SPACED})
+                       mastra_reading={"output": ASSISTANT_SPACED})
 
 
 __all__ = ["check_similarity_scorer"]

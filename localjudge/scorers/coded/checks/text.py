@@ -13,7 +13,7 @@ from typing import Any
 
 from localjudge.samples import ASSISTANT_SPACED, Joined, Sample
 from localjudge.scorers.coded.code_scorer import CodeScorer, code_scorer, passed
-from localjudge.scoring import Results
+from localjudge.scoring import Build, Results
 
 
 def text_option(name: str, value: Any, ignore_case: Any) -> None:
@@ -29,9 +29,10 @@ def output_and_target(run: Sample, expected: str, ignore_case: bool) -> tuple[st
     return (run.output.lower(), expected.lower()) if ignore_case else (run.output, expected)
 
 
-def text_check(name: str, *, expected: str, ignore_case: bool, test: Callable[[str, str], bool], said: tuple[str, str],
-               positive: str, scale: float, settings: Mapping[str, Any] | None = None,
-               compat: str = "localjudge", joined: Joined = ASSISTANT_SPACED) -> CodeScorer:
+def text_check(name: str, build: Build, *, expected: str, ignore_case: bool, test: Callable[[str, str], bool],
+               said: tuple[str, str],
+               positive: str, settings: Mapping[str, Any] | None = None,
+               joined: Joined = ASSISTANT_SPACED) -> CodeScorer:
     """A check scoring 1 when ``test(output, target)`` holds, else 0. `said`: what the output does
     when it passes and when not (``("includes", "does not include")``), for the reason; `joined`:
     how Mastra's check joins the assistant messages (read under ``compat="mastra"``)."""
@@ -43,9 +44,9 @@ def text_check(name: str, *, expected: str, ignore_case: bool, test: Callable[[s
         ok = results["preprocess_step_result"]["passed"]
         return f"Passed: the output {said[0]} {expected!r}." if ok else f"Failed: the output {said[1]} {expected!r}."
 
-    return code_scorer(name, id=name.replace("_", "-"), preprocess=preprocess, score=passed, reason=reason,
-                       scale=scale, positive=positive, description=f"Whether the output {said[0]} {expected!r}",
-                       compat=compat, mastra_reading={"output": joined},
+    return code_scorer(name, build, id=name.replace("_", "-"), preprocess=preprocess, score=passed, reason=reason,
+                       positive=positive, description=f"Whether the output {said[0]} {expected!r}",
+                       mastra_reading={"output": joined},
                        settings={"expected": expected, "ignore_case": ignore_case, **(settings or {})})
 
 

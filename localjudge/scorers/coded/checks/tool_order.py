@@ -10,7 +10,7 @@ from typing import Any
 from localjudge.judge import Judge
 from localjudge.samples import Sample
 from localjudge.scorers.coded.checks.tools import called, tool_check
-from localjudge.scorers.coded.code_scorer import CodeScorer
+from localjudge.scorers.coded.code_scorer import CodeScorer, code_build
 
 
 def check_tool_order_scorer(judge: Judge | None = None, *, expected_order: Sequence[str],
@@ -28,7 +28,7 @@ def check_tool_order_scorer(judge: Judge | None = None, *, expected_order: Seque
         return {"actual_tools": called(run), "expected_order": order, "passed": reached == len(order)}
 
     shown = " → ".join(order)
-    return tool_check("check_tool_order", scale=scale, compat=compat, positive="called the tools in order",
+    return tool_check("check_tool_order", code_build(scale, compat), positive="called the tools in order",
                       settings={"order": order}, measure=measure,
                       said=(f"called {shown} in that order", f"did not call {shown} in that order"))
 

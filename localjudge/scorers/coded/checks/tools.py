@@ -9,7 +9,7 @@ from typing import Any
 
 from localjudge.samples import Sample
 from localjudge.scorers.coded.code_scorer import CodeScorer, code_scorer, passed
-from localjudge.scoring import Results
+from localjudge.scoring import Build, Results
 
 
 def called(run: Sample) -> list[str]:
@@ -27,8 +27,9 @@ def count_option(name: str, value: Any) -> None:
         raise TypeError(f"{name} must be a whole number, 0 or more, got {value!r}")
 
 
-def tool_check(name: str, *, measure: Callable[[Sample], dict[str, Any]], said: tuple[str, str], positive: str,
-               scale: float, settings: Mapping[str, Any] | None = None, compat: str = "localjudge") -> CodeScorer:
+def tool_check(name: str, build: Build, *, measure: Callable[[Sample], dict[str, Any]], said: tuple[str, str],
+               positive: str,
+               settings: Mapping[str, Any] | None = None) -> CodeScorer:
     """A check scoring 1 when ``measure(run)["passed"]``, else 0. `said`: what the agent did when
     it passes and when not (``("called search", "did not call search")``), for the reason."""
     def preprocess(run: Sample, results: Results) -> dict[str, Any]:
@@ -39,8 +40,8 @@ def tool_check(name: str, *, measure: Callable[[Sample], dict[str, Any]], said: 
         ok = results["preprocess_step_result"]["passed"]
         return f"{'Passed' if ok else 'Failed'}: the agent {said[0] if ok else said[1]} (tools called: {tools})."
 
-    return code_scorer(name, id=name.replace("_", "-"), preprocess=preprocess, score=passed, reason=reason,
-                       scale=scale, compat=compat, reads=("output", "tool_calls"), positive=positive,
+    return code_scorer(name, build, id=name.replace("_", "-"), preprocess=preprocess, score=passed, reason=reason,
+                       reads=("output", "tool_calls"), positive=positive,
                        description=f"Whether the agent {said[0]}", settings=settings)
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from localjudge.judge import Judge
 from localjudge.scorers.coded.checks.tools import called, tool_check
-from localjudge.scorers.coded.code_scorer import CodeScorer
+from localjudge.scorers.coded.code_scorer import CodeScorer, code_build
 
 
 def check_used_no_tools_scorer(judge: Judge | None = None, *, scale: float = 1.0,
                                compat: str = "localjudge") -> CodeScorer:
     """Mastra's ``checks.usedNoTools()`` (no model: `judge` is not used)."""
-    return tool_check("check_used_no_tools", scale=scale, compat=compat, positive="used no tools",
+    return tool_check("check_used_no_tools", code_build(scale, compat), positive="used no tools",
                       said=("used no tools", "used tools"),
                       measure=lambda run: {"count": len(called(run)), "passed": not called(run)})
 
