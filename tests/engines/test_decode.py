@@ -255,6 +255,23 @@ def test_label_probabilities_are_read_once_per_verdict_on_a_qwen_tokenizer() -> 
     assert scored and all(r.prob_score is not None for r in scored), [r.prob_score for r in results]
 
 
+def test_only_the_last_used_grammars_are_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A server's clients may send any number of distinct schemas: the judge keeps the
+    `GRAMMARS_KEPT` last used, a grammar used again counting as new."""
+    from pydantic import create_model
+
+    from localjudge.engines.transformers import judge as judge_module
+
+    monkeypatch.setattr(judge_module, "GRAMMARS_KEPT", 2)
+    judge = small_judge()
+    first, second, third = (create_model(f"Schema{i}", **{f"field{i}": (str, ...)}) for i in range(3))
+    kept = judge._grammar(first)
+    judge._grammar(second)
+    assert judge._grammar(first) is kept  # used again: the last used now, not compiled again
+    judge._grammar(third)
+    assert list(judge._grammars) == [first, third]
+
+
 def test_a_variant_shares_the_vocabulary_index_and_follows_its_options() -> None:
     """`variant`: the same model with other decoding options, built without re-indexing the
     vocabulary; its identity is a new judge's with those options, the original is unchanged."""

@@ -4,7 +4,8 @@ Every prompt of a batch goes through one call of the own decode loop (`decode`; 
 `model.generate` as the fallback). Each row is constrained to its own schema by an llguidance
 grammar: `RowGrammars` keeps one grammar matcher per row, so items needing different schemas
 (exactly N verdicts for N claims) still share one call. Grammars are compiled once per schema
-per process and reused.
+and reused; the `GRAMMARS_KEPT` last used are kept (a server's clients may send any number of
+distinct schemas).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import copy
 import gc
 import inspect
 import json
+from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -42,6 +44,7 @@ if TYPE_CHECKING:  # the decode loop imports transformers: only once a model is 
 
 
 DECODERS = ("loop", "generate")
+GRAMMARS_KEPT = 1024  # compiled grammars kept, the last used (as serve keeps its schema classes)
 
 
 class TransformersJudge(chat_template.TemplatePrompts):
@@ -133,8 +136,8 @@ class TransformersJudge(chat_template.TemplatePrompts):
         n_vocab = max(self.model.config.get_text_config(decoder=True).vocab_size, len(self.tokenizer))
         self._llg_tokenizer: Any = _share._llg_tokenizer if _share is not None else \
             llguidance.hf.from_tokenizer(self.tokenizer, n_vocab=n_vocab)
-        self._grammars: dict[type[BaseModel], tuple[str, dict[str, tuple[str, ...]]]] = \
-            _share._grammars if _share is not None else {}
+        self._grammars: OrderedDict[type[BaseModel], tuple[str, dict[str, tuple[str, ...]]]] = \
+            _share._grammars if _share is not None else OrderedDict()
         # transformers 5.2x renamed `past_key_values` to `cache`; use whichever this one takes.
         forward_params = inspect.signature(self.model.forward).parameters
         self._cache_kw = "cache" if "cache" in forward_params else "past_key_values"
@@ -234,13 +237,18 @@ class TransformersJudge(chat_template.TemplatePrompts):
         return self._identity
 
     def _grammar(self, schema: type[BaseModel]) -> tuple[str, dict[str, tuple[str, ...]]]:
-        """The llguidance grammar for a schema (compact JSON, no whitespace), built once."""
-        if schema not in self._grammars:
-            import llguidance
+        """The llguidance grammar for a schema (compact JSON, no whitespace), built once and kept
+        while it is among the `GRAMMARS_KEPT` last used."""
+        if schema in self._grammars:
+            self._grammars.move_to_end(schema)
+            return self._grammars[schema]
+        import llguidance
 
-            spec = grammar_spec(schema)
-            grammar = llguidance.LLMatcher.grammar_from_json_schema(json.dumps(spec))
-            self._grammars[schema] = (grammar, literal_fields(spec))
+        spec = grammar_spec(schema)
+        grammar = llguidance.LLMatcher.grammar_from_json_schema(json.dumps(spec))
+        self._grammars[schema] = (grammar, literal_fields(spec))
+        while len(self._grammars) > GRAMMARS_KEPT:
+            self._grammars.popitem(last=False)
         return self._grammars[schema]
 
     def _shared_prefix(
