@@ -1,6 +1,7 @@
 """The docs' `<!-- needs-model -->` Python blocks, and the commands run on their `<!-- file: NAME -->`
 blocks, on the default model (the unit tier runs them on the fake judge: tests/unit/test_docs.py and
-tests/unit/test_doc_commands.py, which also hold the page parsing used here)."""
+tests/unit/test_doc_commands.py; the page parsing and the runner used here are theirs:
+tests/unit/test_docs.py, tests/unit/doc_runner.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.fakes import make_fake_judge
-from tests.unit.test_doc_commands import PAGES_WITH_FILES, run_commands
+from tests.unit.doc_runner import PAGES_WITH_FILES, run_commands
 from tests.unit.test_docs import PAGES_WITH_MODEL_EXAMPLES, rel, run_page
 
 

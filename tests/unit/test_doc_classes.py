@@ -9,7 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import ROOT
-from tests.unit.test_doc_commands import NOT_RUN, RUN_BY, commands, normal, shell_blocks, tier_set_ups
+from tests.unit.doc_blocks import NOT_RUN, RUN_BY, commands, normal, shell_blocks, tier_set_ups
 from tests.unit.test_docs import Block, example_pages, rel
 
 NOT_RUN_SECTION = "## Documented commands the tests do not run"
