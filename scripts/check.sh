@@ -64,7 +64,7 @@ TIERS=(unit differential engines model families ray vllm server llama storage se
 ORDER=(model vllm families ray serve unit server llama engines storage differential)
 # The set-ups (scripts/setup_tests.sh) each tier needs before it can start
 declare -A NEEDS=(
-    [unit]="setup" [differential]="setup setup_node" [engines]="setup setup_fixtures" [model]="setup"
+    [unit]="setup setup_chromium" [differential]="setup setup_node" [engines]="setup setup_fixtures" [model]="setup"
     [families]="setup setup_fixtures" [vllm]="setup setup_vllm" [server]="setup setup_vllm" [llama]="setup"
     [storage]="setup setup_node setup_postgres" [ray]="setup setup_ray" [serve]="setup setup_node setup_deepeval"
 )

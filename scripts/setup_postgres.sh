@@ -11,8 +11,11 @@ cd "$(dirname "$0")/.."
 if ! ls /usr/lib/postgresql/*/bin/pg_ctl >/dev/null 2>&1; then
     SUDO=""
     [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-    $SUDO apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq postgresql >/dev/null
+    mkdir -p build
+    exec 9>build/apt.lock  # one apt-get at a time: scripts/setup_chromium.sh may run beside this
+    flock 9
+    $SUDO apt-get -o DPkg::Lock::Timeout=300 update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get -o DPkg::Lock::Timeout=300 install -y -qq postgresql >/dev/null
     # Debian creates and starts a default cluster: the tier needs none of it running
     command -v pg_ctlcluster >/dev/null && $SUDO pg_ctlcluster --help >/dev/null 2>&1 && \
         for c in /etc/postgresql/*/main; do [ -d "$c" ] && $SUDO pg_ctlcluster "$(basename "$(dirname "$c")")" main stop || true; done

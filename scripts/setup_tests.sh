@@ -5,8 +5,9 @@
 # PostgreSQL and psycopg: the Mastra-storage tier); scripts/setup_vllm.sh (.venv-vllm: the vLLM and
 # server tiers); scripts/setup_node.sh (Node 22 and Mastra's packages: the differential, storage and
 # serve tiers), then scripts/setup_deepeval.sh (.venv-deepeval: DeepEval, a client of the serve
-# tier). The lanes write to different folders. Each set-up's output goes to build/NAME.log; a
-# failure prints its log's tail. Each set-up, when it ends, leaves build/ready/NAME (or
+# tier), then scripts/setup_chromium.sh (Debian's chromium: the unit tier's browser tests; its
+# apt-get waits for setup_postgres.sh's). The lanes write to different folders. Each set-up's
+# output goes to build/NAME.log; a failure prints its log's tail. Each set-up, when it ends, leaves build/ready/NAME (or
 # build/ready/NAME.failed): `scripts/check.sh --setup` starts each tier as soon as its own set-ups
 # are there. Idempotent, as each set-up is.
 set -euo pipefail
@@ -15,7 +16,7 @@ mkdir -p build
 rm -rf build/ready
 mkdir -p build/ready
 start=$SECONDS
-lanes=("setup setup_fixtures setup_ray setup_postgres" "setup_vllm" "setup_node setup_deepeval")
+lanes=("setup setup_fixtures setup_ray setup_postgres" "setup_vllm" "setup_node setup_deepeval setup_chromium")
 run_lane() {  # run_lane NAME...: these set-ups one after another, stopping at a failure (which
     # marks the ones after it failed too)
     local name

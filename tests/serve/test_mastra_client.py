@@ -15,7 +15,7 @@ SCORERS = ["hallucination", "faithfulness", "toxicity", "gluten"]
 
 
 def test_every_mastra_judgment_is_scored_twice_alike(request: pytest.FixtureRequest, serve: ServeProcess) -> None:
-    rows = example_rows(2)
+    rows = example_rows(1)
     first = mastra(request, serve.url, rows, SCORERS)
     failed = [r for r in first if "score" not in r]
     assert not failed, failed

@@ -49,7 +49,7 @@ def cli_scores(rows: list[dict[str, Any]], tmp_path: Path) -> dict[tuple[str, st
 
 def test_the_packages_scorers_judge_on_serve_as_localjudge_score_does(request: pytest.FixtureRequest,
                                                                       serve: ServeProcess, tmp_path: Path) -> None:
-    rows = example_rows(2)
+    rows = example_rows(1)
     replies = [r["output"] for r in rows]
     out = run_script(request, {"url": serve.url, "rows": rows, "scorers": SCORERS, "replies": replies})
     failed = [r for r in out["direct"] if "error" in r]

@@ -260,7 +260,7 @@ class Dom(HTMLParser):
 def dump_dom(page: Path, fragment: str, profile: Path) -> str:
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
     if browser is None:
-        pytest.fail("no `chromium` on PATH: the browser tests need it; run scripts/setup.sh "
+        pytest.fail("no `chromium` on PATH: the browser tests need it; run scripts/setup_chromium.sh "
                     "(it installs Debian's chromium package)")
     command = [browser, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
                f"--user-data-dir={profile}", "--virtual-time-budget=5000", "--dump-dom", page.as_uri() + fragment]
