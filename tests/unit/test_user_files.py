@@ -20,7 +20,7 @@ import pytest
 from localjudge.bench.calibration_file import load_calibration
 from localjudge.cli.main import main
 from localjudge.cli.shared import CliError, option_value
-from localjudge.cli.sweep import load_config
+from localjudge.cli.sweep_config import load_config
 from localjudge.evaluation import read_table
 from localjudge.user_files import MAX_DEPTH, UserFileError, read_user_file
 

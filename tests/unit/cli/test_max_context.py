@@ -11,7 +11,7 @@ import pytest
 
 from localjudge import FakeJudge
 from localjudge.cli import build_parser, model_flags, shared
-from localjudge.cli.sweep import load_config
+from localjudge.cli.sweep_config import load_config
 from tests.fakes import stand_in_engine
 
 

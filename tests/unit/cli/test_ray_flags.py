@@ -66,7 +66,7 @@ def test_without_ray_the_cli_says_how_to_install_it(capsys, monkeypatch: pytest.
 ])
 def test_a_sweep_s_ray_settings_are_checked_with_its_config(tmp_path: Path, ray: object, model: dict,
                                                             message: str) -> None:
-    from localjudge.cli.sweep import load_config
+    from localjudge.cli.sweep_config import load_config
 
     config = {"models": [{"path": "models/nope", **model}], "scorers": ["toxicity"], "datasets": [{"path": EXAMPLE}],
               "ray": ray}

@@ -174,9 +174,9 @@ def test_a_sweep_config_names_its_scorer_modules(module: Path, data: Path, tmp_p
         "out_dir": str(tmp_path / "runs"), "scorer_modules": [str(module)],
         "models": [{"name": "none", "engine": "server", "base_url": "http://127.0.0.1:9/v1"}],
         "scorers": ["conciseness"], "datasets": [{"name": "rows", "path": str(data)}]}), encoding="utf-8")
-    from localjudge.cli import sweep
+    from localjudge.cli import sweep_config
 
-    loaded = sweep.load_config(config)
+    loaded = sweep_config.load_config(config)
     assert loaded["scorer_modules"] == [str(module.resolve())]
     assert "conciseness" in registry.SCORERS
     config.write_text(config.read_text().replace(str(module), str(tmp_path / "gone.py")), encoding="utf-8")

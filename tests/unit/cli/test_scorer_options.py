@@ -16,7 +16,7 @@ from localjudge import FakeJudge
 from localjudge.cli import model_flags
 from localjudge.cli.main import main
 from localjudge.cli.shared import CliError, option_value, parse_scorer_options
-from localjudge.cli.sweep import load_config
+from localjudge.cli.sweep_config import load_config
 from localjudge.scorers import build_scorer
 from tests.fakes import FakeJudgeFactory, make_fake_judge, stand_in_engine
 

@@ -1,4 +1,4 @@
-"""`localjudge sweep`: its config (`localjudge.cli.sweep.load_config`) in TOML without tomllib is a
+"""`localjudge sweep`: its config (`localjudge.cli.sweep_config.load_config`) in TOML without tomllib is a
 clear error, and every scorer entry writes its own file (issue 34, item 9: named by what differs,
 today's name where nothing collides; collisions refused before any model loads). Model entries:
 tests/unit/cli/test_max_context.py, tests/unit/engines/test_choice.py."""
@@ -14,7 +14,7 @@ def test_toml_sweep_without_tomllib_is_a_clear_error(tmp_path: Path, monkeypatch
     """Python 3.10 has no tomllib: a TOML sweep says what to do instead of a traceback."""
     import sys
 
-    from localjudge.cli.sweep import load_config
+    from localjudge.cli.sweep_config import load_config
 
     config = tmp_path / "sweep.toml"
     config.write_text('out_dir = "x"\n')

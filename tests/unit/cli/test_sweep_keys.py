@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from localjudge.cli.main import main
-from localjudge.cli.sweep import load_config
+from localjudge.cli.sweep_config import load_config
 
 BASE = "models: [{path: models/m}]\nscorers: [toxicity]\ndatasets: [{path: data.jsonl}]\n"
 

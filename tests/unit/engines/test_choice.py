@@ -14,7 +14,7 @@ import pytest
 
 from localjudge import FakeJudge
 from localjudge.cli.main import main
-from localjudge.cli.sweep import load_config
+from localjudge.cli.sweep_config import load_config
 from localjudge.engines import EngineOptionError, JudgeSpec, check_engine, rank_cpus, rank_gpus
 from tests.fakes import stand_in_engine
 

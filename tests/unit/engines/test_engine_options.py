@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from localjudge.cli.main import build_parser
-from localjudge.cli.sweep import MODEL_KEYS
+from localjudge.cli.sweep_config import MODEL_KEYS
 from localjudge.engines import ENGINE_OPTIONS, ENGINES, FLAGS, OPTIONS, EngineOptionError, check_engine
 from localjudge.engines.options import check_max_rows, judge_identity
 from localjudge.engines.server import KINDS

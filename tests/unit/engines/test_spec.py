@@ -17,7 +17,7 @@ import pytest
 
 from localjudge import FakeJudge
 from localjudge.cli import build_parser, model_flags
-from localjudge.cli.sweep import _judge_spec
+from localjudge.cli.sweep_config import judge_spec
 from localjudge.engines import (
     EngineOptionError,
     JudgeSpec,
@@ -126,7 +126,7 @@ def test_the_cli_and_a_sweep_build_the_same_spec(monkeypatch: pytest.MonkeyPatch
                                       "--tensor-parallel-size", "2", "--scorer", "toxicity", "--data", "d.jsonl"])
     spec = JudgeSpec("m", "vllm", {"tensor_parallel_size": 2}, threads=2)
     assert model_flags.judge_spec(args) == spec
-    assert _judge_spec({"name": "x", "path": "m", "engine": "vllm", "threads": 2, "tensor_parallel_size": 2}) == spec
+    assert judge_spec({"name": "x", "path": "m", "engine": "vllm", "threads": 2, "tensor_parallel_size": 2}) == spec
     loads = recorded(monkeypatch, "vllm")
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5,6,7")
     model_flags.build_judge(args, device="cuda:1")  # a data-parallel rank: the CLI hands the spec its device
