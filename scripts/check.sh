@@ -105,10 +105,13 @@ await() {  # await NAME...: with --setup, wait until these set-ups are done; fai
     done
 }
 
-lint() {  # ruff and mypy, once .venv is there
-    await setup
-    .venv/bin/ruff check localjudge tests scripts examples benchmarks
-    .venv/bin/mypy localjudge
+lint() {  # ruff and mypy, once .venv is there; fails if either does (called as `lint || ...`,
+    # where bash's set -e does not reach inside the function: each result is checked here)
+    local code=0
+    await setup || return 1
+    .venv/bin/ruff check localjudge tests scripts examples benchmarks || code=1
+    .venv/bin/mypy localjudge || code=1
+    return "$code"
 }
 if [ -z "${LOCALJUDGE_TIER_OUT:-}" ]; then  # what one tier hands the next (the vLLM tier's scores)
     LOCALJUDGE_TIER_OUT=$LOGS/handover
