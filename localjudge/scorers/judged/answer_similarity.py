@@ -23,33 +23,51 @@ reference (ignoring case, spacing and end punctuation): `scale`, both with no ju
 `prob_score`: the same formula on the expected counts, each verdict weighted by its label
 probability. ``mode="direct"``: one yes/no question (does the response say the same as the
 reference?) instead, with the reference shown.
+The schemas, prompts and worked examples are in `answer_similarity_prompts`, the formula and
+its options in `answer_similarity_formula`.
 """
 
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Mapping
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
 from localjudge.judge import Judge
 from localjudge.samples import Sample
+from localjudge.scorers.judged.answer_similarity_formula import Weights, check_weight, similarity
+from localjudge.scorers.judged.answer_similarity_prompts import (
+    CHECKS_EXAMPLE,
+    CHECKS_SYSTEM,
+    DIRECT_SYSTEM,
+    EXAMPLE_QUESTION,
+    EXAMPLE_REFERENCE,
+    EXAMPLE_RESPONSE,
+    MATCH_TYPES,
+    MATCHES_EXAMPLE,
+    MATCHES_SYSTEM,
+    REASON_EXAMPLE,
+    ReferenceMatch,
+    ReferenceMatches,
+    ResponseCheck,
+    ResponseChecks,
+    checks_prompt,
+    direct_prompt,
+    matches_prompt,
+)
 from localjudge.scorers.judged.direct import DirectVerdict, one_question_scorer
 from localjudge.scorers.judged.statements import sentences_of
 from localjudge.scorers.judged.verdicts import label_choices, reason_step
 from localjudge.scoring import (
-    DATA_NOTE,
     MAX_ITEMS,
     Build,
     JudgeStep,
     MastraNumbers,
-    ReasonText,
     Results,
     Scorer,
     Shortcut,
-    Strict,
     block,
     create_scorer,
     exactly,
@@ -61,122 +79,6 @@ from localjudge.scoring import (
 
 VERSION = "answer-similarity-v1"
 DIRECT_VERSION = "answer-similarity-direct-v1"
-EXTRA_CAP = 0.2  # Mastra's fixed cap on the extra-information penalty (not an option)
-
-
-class Weights(NamedTuple):
-    """Mastra's options for the formula, with its defaults."""
-
-    semantic_threshold: float = 0.8
-    exact_match_bonus: float = 0.2
-    missing_penalty: float = 0.15
-    contradiction_penalty: float = 1.0  # Mastra's comment says 0.3; its default value is 1.0
-    extra_info_penalty: float = 0.05
-
-    def points(self, match_type: str) -> float:
-        """What one reference statement's match adds to the sum."""
-        return {"exact": 1.0 + self.exact_match_bonus, "semantic": self.semantic_threshold,
-                "partial": self.semantic_threshold * 0.5, "missing": -self.missing_penalty}[match_type]
-
-
-def similarity(points: float, units: int, contradictions: float, extras: float, weights: Weights) -> float:
-    """Mastra's score as a fraction: the match points over the best possible, less the
-    contradiction and (capped) extra-information penalties, clamped to [0, 1]; 0 without units."""
-    if units == 0:
-        return 0.0
-    score = points / (units * (1.0 + weights.exact_match_bonus))
-    score -= contradictions * weights.contradiction_penalty
-    score -= min(extras * weights.extra_info_penalty, EXTRA_CAP)
-    return max(0.0, min(1.0, score))
-
-
-class ResponseCheck(Strict):
-    verdict: Literal["agrees", "extra", "contradicts"]
-    reason: ReasonText
-
-
-class ResponseChecks(Strict):
-    verdicts: Annotated[list[ResponseCheck], Field(min_length=1, max_length=MAX_ITEMS)]
-
-
-class ReferenceMatch(Strict):
-    match: Literal["exact", "reworded", "partial", "missing"]
-    reason: ReasonText
-
-
-class ReferenceMatches(Strict):
-    matches: Annotated[list[ReferenceMatch], Field(min_length=1, max_length=MAX_ITEMS)]
-
-
-MATCH_TYPES = {"exact": "exact", "reworded": "semantic", "partial": "partial", "missing": "missing"}  # -> Mastra's
-
-CHECKS_SYSTEM = f"""You check each statement of a response against a reference answer.
-For each numbered statement of the response give:
-- verdict "agrees" if the reference says it too, in the same or other words;
-- verdict "extra" if the reference does not mention it;
-- verdict "contradicts" if the reference says something that conflicts with it (another name, number, date or fact);
-- a short reason.
-Judge only by the reference, not by your own knowledge. Give exactly one verdict per statement, in order.
-{DATA_NOTE}"""
-
-MATCHES_SYSTEM = f"""You check how a response states each statement of a reference answer.
-For each numbered statement of the reference give:
-- match "exact" if the response says it in the same or nearly the same words;
-- match "reworded" if the response says the same thing in other words;
-- match "partial" if the response says only part of it, or says it less precisely;
-- match "missing" if the response does not say it, or says something different;
-- a short reason.
-Judge only by the two texts, not by your own knowledge. Give exactly one match per statement, in order.
-{DATA_NOTE}"""
-
-
-def _numbered(statements: list[str], first: int = 1) -> str:
-    return "\n".join(f"{i}. {s}" for i, s in enumerate(statements, first))
-
-
-def _question(question: str) -> str:
-    return f"Both answer this question:\n{block('QUESTION', question)}\n" if question.strip() else ""
-
-
-def checks_prompt(question: str, reference: str, statements: list[str], first: int = 1) -> str:
-    """Preprocess: the reference whole, the response one numbered statement a line (numbered
-    from `first`: a later part of a long response)."""
-    return (f"{_question(question)}{block('REFERENCE', reference)}\nThe response, one numbered statement a line:\n"
-            f"{block('RESPONSE', _numbered(statements, first))}\n"
-            f"Give exactly {len(statements)} verdicts, one per response statement, in order.")
-
-
-def matches_prompt(question: str, response: str, statements: list[str], first: int = 1) -> str:
-    """Analyze: the response whole, the reference one numbered statement a line (numbered from
-    `first`: a later part of a long reference)."""
-    return (f"{_question(question)}{block('RESPONSE', response)}\nThe reference answer, one numbered statement a "
-            f"line:\n{block('REFERENCE', _numbered(statements, first))}\n"
-            f"Give exactly {len(statements)} matches, one per reference statement, in order.")
-
-
-EXAMPLE_QUESTION = "What does a barometer do?"
-EXAMPLE_REFERENCE = ["A barometer measures air pressure.", "Falling pressure often means rain is coming.",
-                     "Evangelista Torricelli invented it in 1643."]
-EXAMPLE_RESPONSE = ["A barometer measures air pressure.", "Its readings change with the weather.",
-                    "Galileo invented it.", "Many phones have one."]
-CHECKS_EXAMPLE = (
-    checks_prompt(EXAMPLE_QUESTION, " ".join(EXAMPLE_REFERENCE), EXAMPLE_RESPONSE),
-    '{"verdicts":[{"verdict":"agrees","reason":"Same as the reference."},'
-    '{"verdict":"agrees","reason":"The reference links pressure to rain."},'
-    '{"verdict":"contradicts","reason":"Torricelli, not Galileo."},'
-    '{"verdict":"extra","reason":"Phones are not mentioned."}]}',
-)
-MATCHES_EXAMPLE = (
-    matches_prompt(EXAMPLE_QUESTION, " ".join(EXAMPLE_RESPONSE), EXAMPLE_REFERENCE),
-    '{"matches":[{"match":"exact","reason":"Same words."},'
-    '{"match":"partial","reason":"Weather, but not rain."},'
-    '{"match":"missing","reason":"Names Galileo, no date."}]}',
-)
-REASON_EXAMPLE = (
-    "The response gets the main fact, that a barometer measures air pressure, and half of the weather point, "
-    "but it leaves out the date and names Galileo as the inventor where the reference says Torricelli: that "
-    "contradiction costs the most."
-)
 
 
 def split_output(sample: Sample, results: Results) -> list[tuple[int, int]]:
@@ -253,27 +155,7 @@ def shortcut(sample: Sample, results: Results) -> Shortcut | None:
     return None
 
 
-DIRECT_SYSTEM = f"""You compare a response with a reference answer, with a verdict and a short reason.
-Answer "yes" if the response says the same as the reference: it gives the reference's facts, in any words, and
-contradicts none of them (extra detail that does not conflict is fine). Answer "no" if it leaves out the
-reference's main point or says something that conflicts with it.
-Judge only by the two texts, not by your own knowledge. The reason says what in the response decides the verdict.
-{DATA_NOTE}"""
-
-
-def direct_prompt(sample: Sample, results: Results) -> str:
-    return (f"{_question(sample.input)}{block('REFERENCE', sample.ground_truth or '')}\n"
-            f"{block('RESPONSE', sample.output)}\n"
-            "Does the response say the same as the reference answer? Answer yes or no, then give a short reason.")
-
-
 DIRECT_STEP = JudgeStep(instructions=DIRECT_SYSTEM, prompt=direct_prompt, schema=DirectVerdict)
-
-
-def check_weight(name: str, value: float) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be a finite number of at least 0, got {value!r}")
-    return float(value)
 
 
 # createAnswerSimilarityScorer: roundToTwoDecimals, `options.scale ?? 1` (0 kept: every score 0)

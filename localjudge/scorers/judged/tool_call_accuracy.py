@@ -17,13 +17,14 @@ calls: 0 if a tool is missing, else 1. Higher is better.
 `prob_score`: the mean ``yes`` probability over the calls (none for a run without calls).
 ``mode="direct"``: one yes/no question instead (were the tools chosen well: every call
 appropriate and no needed tool left out?).
+The tools and calls are shown one line each, as `tool_lines` writes them.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping, Sequence
-from typing import Annotated, Any, Literal, NamedTuple
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, create_model
 
@@ -35,6 +36,7 @@ from localjudge.scorers.judged.direct import (
     verdict_reason,
     verdict_score,
 )
+from localjudge.scorers.judged.tool_lines import NAME_CHARS, Tool, call_line, check_tools
 from localjudge.scorers.judged.verdicts import label_choices, reason_step, verdict_lines
 from localjudge.scoring import (
     DATA_NOTE,
@@ -58,15 +60,8 @@ DIRECT_VERSION = "tool-call-accuracy-direct-v1"
 MAX_CALLS = 20  # tool calls per prompt: more are asked in parts of at most 20, in the same judge call
 LISTED_MISSING = 30  # missing tool names at most, chosen from the available tools (any number of them)
 MAX_MISSING = 5  # missing tool names, when no tool list bounds them
-NAME_CHARS = 64  # a tool name
-SHOWN_CHARS = 300  # a call's arguments (and a step's result) as shown, at most
 
 ToolName = Annotated[str, Field(min_length=1, max_length=NAME_CHARS)]
-
-
-class Tool(NamedTuple):
-    name: str
-    description: str
 
 
 class ToolCallVerdict(Strict):
@@ -89,52 +84,6 @@ def verdicts_schema(calls: int, tools: tuple[str, ...] | None) -> type[BaseModel
     missing: Any = Annotated[list[name], Field(max_length=most)]
     return create_model(f"ToolCallVerdicts_{calls}", __base__=ToolCallVerdicts,
                         evaluations=(evaluations, ...), missing_tools=(missing, ...))
-
-
-def clip(text: str, limit: int = SHOWN_CHARS) -> str:
-    """`text` on one line (runs of spaces and line breaks as one space), cut to `limit`
-    characters (with an ellipsis), for a numbered line of a prompt."""
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-def call_line(call: ToolCall, *, result: bool = False) -> str:
-    """One tool call as the judge reads it: ``name {"arg": ...}``; with `result`, Mastra's
-    trajectory line: ``[tool_call] name (args: {...}, result: ...)``."""
-    name = clip(call.name, NAME_CHARS)
-    if not result:
-        return f"{name} {clip(call.args)}" + (" (failed)" if call.state == "output-error" else "")
-    details = [f"args: {clip(call.args)}"]
-    if call.result is not None:
-        details.append(f"result: {clip(call.result)}")
-    elif call.state == "output-error":
-        details.append("failed")
-    return f"[tool_call] {name} ({', '.join(details)})"
-
-
-def check_tools(tools: Sequence[str | Mapping[str, Any]] | None) -> tuple[Tool, ...]:
-    """The available tools as (name, description): a name, or a mapping with ``name`` or ``id``
-    (Mastra's `Tool`) and an optional ``description``, or an OpenAI tool ``{"function": {...}}``."""
-    if tools is None:
-        return ()
-    if isinstance(tools, (str, bytes, Mapping)) or not isinstance(tools, Sequence):
-        raise TypeError("available_tools must be a list of tools (names or {'name' or 'id', 'description'})")
-    parsed: list[Tool] = []
-    for item in tools:
-        if isinstance(item, Mapping) and isinstance(item.get("function"), Mapping):
-            item = item["function"]
-        name, description = (item, "") if isinstance(item, str) else (None, "")
-        if isinstance(item, Mapping):
-            name, description = item.get("name") or item.get("id"), item.get("description") or ""
-        if not isinstance(name, str) or not name.strip() or len(name.strip()) > NAME_CHARS:
-            raise ValueError(f"a tool needs a name of 1 to {NAME_CHARS} characters, got {item!r}")
-        if not isinstance(description, str):
-            raise ValueError(f"a tool's description must be text, got {description!r}")
-        parsed.append(Tool(name.strip(), " ".join(description.split())))
-    names = [t.name for t in parsed]
-    if len(set(names)) != len(names):
-        raise ValueError(f"available tool names must be unique, got {names}")
-    return tuple(parsed)
 
 
 def calls_of(sample: Sample) -> tuple[ToolCall, ...]:

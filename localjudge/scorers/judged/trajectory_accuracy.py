@@ -30,7 +30,7 @@ from pydantic import BaseModel, Field, create_model
 
 from localjudge.judge import Judge
 from localjudge.samples import Sample, ToolCall, trajectory_of
-from localjudge.scorers.judged.tool_call_accuracy import call_line
+from localjudge.scorers.judged.tool_lines import call_line
 from localjudge.scorers.judged.verdicts import label_choices, reason_step
 from localjudge.scoring import (
     DATA_NOTE,

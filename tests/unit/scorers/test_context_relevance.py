@@ -13,12 +13,12 @@ from localjudge import InvalidRunError
 from localjudge.judge import Generation
 from localjudge.samples.runs import Sample
 from localjudge.scorers.judged.context_relevance import (
-    MAX_MISSING,
     Penalties,
     analyze_schema,
     context_relevance_scorer,
     relevance_score,
 )
+from localjudge.scorers.judged.context_relevance_prompts import MAX_MISSING
 from tests.fakes import FakeJudgeFactory
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from localjudge.judge import Generation
 from localjudge.samples.runs import InvalidRunError
-from localjudge.scorers.judged import prompt_alignment
+from localjudge.scorers.judged import prompt_alignment, prompt_alignment_prompts
 from localjudge.scorers.judged.prompt_alignment import AlignmentAnalysis, prompt_alignment_scorer
 from tests.fakes import FakeJudgeFactory
 
@@ -110,7 +110,7 @@ def test_requirements_are_bounded_and_at_least_one(fake_judge: FakeJudgeFactory)
     results = prompt_alignment_scorer(judge).run_batch([RUN, {**RUN, "run_id": "second"}])
     assert [r.error_kind for r in results] == ["invalid_output", "invalid_output"]
     bounds = AlignmentAnalysis.model_json_schema()["properties"]["requirements"]
-    assert (bounds["minItems"], bounds["maxItems"]) == (1, prompt_alignment.MAX_REQUIREMENTS)
+    assert (bounds["minItems"], bounds["maxItems"]) == (1, prompt_alignment_prompts.MAX_REQUIREMENTS)
 
 
 def test_prob_score_uses_the_expected_ratings_and_requirement_probabilities(fake_judge: FakeJudgeFactory) -> None:

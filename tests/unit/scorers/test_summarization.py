@@ -11,7 +11,7 @@ import pytest
 
 from localjudge.judge import ChatPrompt, Generation
 from localjudge.samples.runs import Sample
-from localjudge.scorers.judged import summarization
+from localjudge.scorers.judged import summarization, summarization_prompts
 from localjudge.scorers.judged.summarization import summarization_scorer
 from tests.fakes import FakeJudgeFactory
 
@@ -182,12 +182,13 @@ def test_the_worked_examples_fit_their_schemas() -> None:
     """An example answer the grammar could not produce would teach the judge the wrong shape."""
     from localjudge.scoring.schemas import Reason
 
-    statements = summarization.EXAMPLE_STATEMENTS
+    prompts = summarization_prompts  # the worked examples
+    statements = prompts.EXAMPLE_STATEMENTS
     assert summarization.sentences_of(" ".join(statements)) == statements
-    summarization.judgement_schema(len(statements), 4).model_validate_json(summarization.JUDGEMENT_EXAMPLE[1])
-    results = {"preprocess_step_result": {"questions": summarization.EXAMPLE_QUESTIONS}}
-    summarization.coverage_schema(Sample("e", "", ""), results).model_validate_json(summarization.COVERAGE_EXAMPLE[1])
-    Reason.model_validate({"reason": summarization.REASON_EXAMPLE})
+    prompts.judgement_schema(len(statements), 4).model_validate_json(prompts.JUDGEMENT_EXAMPLE[1])
+    results = {"preprocess_step_result": {"questions": prompts.EXAMPLE_QUESTIONS}}
+    summarization.coverage_schema(Sample("e", "", ""), results).model_validate_json(prompts.COVERAGE_EXAMPLE[1])
+    Reason.model_validate({"reason": prompts.REASON_EXAMPLE})
 
 
 @pytest.mark.parametrize("compat", ["localjudge", "mastra"])
